@@ -37,12 +37,15 @@ def summarize(report: dict, max_failures: int, messages: bool) -> int:
     tests = report.get("tests") or []
     per_file: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     bad = []
+    xpassed = []
     for t in tests:
         outcome = t.get("outcome", "unknown")
         nodeid = t.get("nodeid", "?")
         per_file[_file_of(nodeid)][outcome] += 1
         if outcome in ("failed", "error"):
             bad.append((nodeid, outcome, _message(t)))
+        elif outcome == "xpassed":
+            xpassed.append(nodeid)
 
     # collection errors (a test file that does not even import) have no "tests" entries
     for c in report.get("collectors") or []:
@@ -60,6 +63,14 @@ def summarize(report: dict, max_failures: int, messages: bool) -> int:
             print(line)
         if len(bad) > max_failures:
             print(f"  ... and {len(bad) - max_failures} more (see the JSON report)")
+        print()
+
+    if xpassed:
+        print(f"xfailed tests that now pass ({len(xpassed)}; take their lines out of xfails.txt):")
+        for nodeid in xpassed[:max_failures]:
+            print(f"  XPASS   {nodeid}")
+        if len(xpassed) > max_failures:
+            print(f"  ... and {len(xpassed) - max_failures} more")
         print()
 
     summary = report.get("summary") or {}
