@@ -1,0 +1,888 @@
+#!/usr/bin/env python3
+"""Time gparray, CuPy and PyTorch on the same cases, in one run, on one GPU.
+
+    python3 bench/bench.py [--cases SUBSTR,...] [--libs gparray,cupy,torch] [--quick]
+                           [--repeat N] [--warmup N] [--json PATH] [--list] [--no-startup]
+
+Each case builds its inputs once with CuPy (the same data for every library: PyTorch gets them
+through DLPack, gparray through ``xp.asarray``/``xp.from_dlpack``), warms up, then times every
+call with CUDA events and keeps the median. Transfers are never timed. GB/s counts each input
+read once and each output written once, as in /work/shared/TARGETS.md and its anchors (for
+matmul and cholesky, TFLOP/s). The copy ceiling is measured in the same run (device-to-device
+memcpy through CuPy, and PyTorch's clone: the faster of the two).
+
+A case whose gparray function does not exist yet (AttributeError, NotImplementedError) is
+reported as n/a; any other failure is printed and the run goes on. The table comes last.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LIBS = ("gparray", "cupy", "torch")
+
+K = 1 << 10
+N28 = 1 << 28
+N26 = 1 << 26
+N24 = 1 << 24
+M = 16384
+
+# --------------------------------------------------------------------------- libraries
+
+cp = None
+torch = None
+xp = None
+_import_errors: dict[str, str] = {}
+
+
+def _short(exc: BaseException, limit: int = 160) -> str:
+    msg = " ".join(str(exc).split())
+    text = f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _import_libs(wanted):
+    global cp, torch, xp
+    try:
+        import cupy
+        cp = cupy
+    except Exception as exc:
+        _import_errors["cupy"] = _short(exc)
+    if "torch" in wanted:
+        try:
+            import torch as _torch
+            if not _torch.cuda.is_available():
+                raise RuntimeError("torch.cuda.is_available() is False")
+            torch = _torch
+        except Exception as exc:
+            _import_errors["torch"] = _short(exc)
+    if "gparray" in wanted:
+        if REPO_ROOT not in sys.path:
+            sys.path.insert(0, REPO_ROOT)
+        try:
+            import gparray
+            xp = gparray
+        except Exception as exc:
+            _import_errors["gparray"] = _short(exc)
+
+
+def sync():
+    """Wait for all device work (gparray's synchronize when it exists)."""
+    fn = getattr(getattr(xp, "cuda", None), "synchronize", None) if xp is not None else None
+    if callable(fn):
+        fn()
+    elif cp is not None:
+        cp.cuda.Device().synchronize()
+    if torch is not None:
+        torch.cuda.synchronize()
+
+
+def free_memory():
+    """Hand cached blocks back between cases so one case's inputs do not crowd the next."""
+    import gc
+    gc.collect()
+    if xp is not None:
+        for owner in (getattr(xp, "cuda", None), getattr(getattr(xp, "cuda", None), "memory", None)):
+            fn = getattr(owner, "empty_cache", None)
+            if callable(fn):
+                try:
+                    fn()
+                except Exception:
+                    pass
+                break
+    if cp is not None:
+        try:
+            cp.get_default_memory_pool().free_all_blocks()
+        except Exception:
+            pass
+    if torch is not None:
+        torch.cuda.empty_cache()
+
+
+class NotAvailable(Exception):
+    """The library lacks the function (reported as n/a, not as an error)."""
+
+
+# --------------------------------------------------------------------------- inputs
+
+def _rng(seed=1234):
+    return cp.random.default_rng(seed)
+
+
+def randn(n, dtype="float32", seed=1):
+    return _rng(seed).standard_normal(n, dtype=getattr(cp, dtype))
+
+
+def convert(lib, value):
+    """A CuPy array as ``lib``'s array (zero-copy where the library allows); others unchanged."""
+    if cp is None or not isinstance(value, cp.ndarray):
+        return value
+    if lib == "cupy":
+        return value
+    if lib == "torch":
+        return torch.from_dlpack(value)
+    errors = []
+    for name in ("asarray", "from_dlpack"):
+        fn = getattr(xp, name, None)
+        if fn is None:
+            continue
+        try:
+            return fn(value)
+        except Exception as exc:
+            errors.append(f"xp.{name}: {_short(exc, 100)}")
+    raise NotAvailable("cannot take a CuPy array: " + ("; ".join(errors) or "no asarray/from_dlpack"))
+
+
+def module_of(lib):
+    return {"gparray": xp, "cupy": cp, "torch": torch}[lib]
+
+
+# --------------------------------------------------------------------------- cases
+
+class Case:
+    """One benchmark: inputs (CuPy arrays), one callable per library, bytes or flops, target.
+
+    ``ops[lib](m, d)`` gets the library's module and the inputs converted for it.
+    ``target`` is (anchor, factor, text): anchor "torch"/"cupy"/"best" means gparray's time
+    must be <= factor x that anchor's; "abs" means <= factor in the case's unit.
+    """
+
+    kind = "gpu"
+
+    def __init__(self, name, key, make, ops, nbytes=None, flops=None, target=None, unit="ms"):
+        self.name, self.key, self.make, self.ops = name, key, make, ops
+        self.nbytes, self.flops, self.target, self.unit = nbytes, flops, target, unit
+
+
+def same(fn):
+    return {lib: fn for lib in LIBS}
+
+
+def _sort_torch(t, d):
+    return t.sort(d["a"]).values
+
+
+def _setitem(m, d):
+    d["a"][d["idx"]] = 1.0
+
+
+def _cumsum(m, d):
+    if m is cp:
+        return cp.cumsum(d["a"])
+    if m is torch:
+        return torch.cumsum(d["a"], 0)
+    return xp.cumulative_sum(d["a"])
+
+
+def _astype16(m, d):
+    if m is cp:
+        return d["a"].astype(cp.float16)
+    if m is torch:
+        return d["a"].to(torch.float16)
+    return xp.astype(d["a"], xp.float16)
+
+
+def _copy(m, d):
+    if m is cp:
+        return d["a"].copy()
+    if m is torch:
+        return d["a"].clone()
+    return xp.asarray(d["a"], copy=True)
+
+
+def _unique(m, d):
+    if m is cp:
+        return cp.unique(d["a"])
+    if m is torch:
+        return torch.unique(d["a"])
+    return xp.unique_values(d["a"])
+
+
+def _var(m, d):
+    if m is torch:
+        return torch.var(d["a"], correction=0)
+    return m.var(d["a"])
+
+
+def _argmax1(m, d):
+    if m is torch:
+        return torch.argmax(d["m"], dim=1)
+    return m.argmax(d["m"], axis=1)
+
+
+def _sum_axis(axis):
+    def f(m, d):
+        if m is torch:
+            return torch.sum(d["m"], dim=axis)
+        return m.sum(d["m"], axis=axis)
+    return f
+
+
+def _transpose_add(m, d):
+    if m is xp:
+        mt = getattr(d["m"], "mT", None)
+        if mt is None:
+            mt = d["m"].T
+        return mt + d["m"]
+    return d["m"].T + d["m"]
+
+
+def _fft(m, d):
+    return m.fft.fft(d["a"])
+
+
+def _cholesky(m, d):
+    return m.linalg.cholesky(d["a"])
+
+
+def _spd(n):
+    r = _rng(7).standard_normal((n, n), dtype=cp.float64)
+    a = r @ r.T
+    a += n * cp.eye(n, dtype=cp.float64)
+    return a
+
+
+def _mask_bytes(d):
+    kept = int((d["a"] > 0).sum())
+    return 4 * N28 + N28 + 4 * kept
+
+
+def _unique_bytes(d):
+    return 4 * N24 + 4 * int(cp.unique(d["a"]).size)
+
+
+def gpu_cases():
+    f32 = 4
+    return [
+        Case("copy 2^28", "copy", lambda: {"a": randn(N28)}, same(_copy),
+             nbytes=2 * f32 * N28, target=("torch", 1.03, "<= 1.03x PyTorch")),
+        Case("add 2^28", "add", lambda: {"a": randn(N28), "b": randn(N28, seed=2)},
+             same(lambda m, d: d["a"] + d["b"]),
+             nbytes=3 * f32 * N28, target=("torch", 1.03, "<= 1.03x PyTorch (>= 4.1 TB/s)")),
+        Case("exp 2^28", "exp", lambda: {"a": randn(N28)}, same(lambda m, d: m.exp(d["a"])),
+             nbytes=2 * f32 * N28, target=("torch", 1.03, "<= 1.03x PyTorch")),
+        Case("astype f32->f16 2^28", "astype_f16", lambda: {"a": randn(N28)}, same(_astype16),
+             nbytes=(f32 + 2) * N28, target=("torch", 1.03, "<= 1.03x PyTorch")),
+        # bytes as the anchors count them: the bool condition is one more input
+        Case("where(a>0, a, b) 2^28", "where", lambda: {"a": randn(N28), "b": randn(N28, seed=2)},
+             same(lambda m, d: m.where(d["a"] > 0, d["a"], d["b"])),
+             nbytes=(3 * f32 + 1) * N28, target=("torch", 1.0, "<= 1.0x PyTorch")),
+        Case("col (16384,1) + row (1,16384)", "add_bcast",
+             lambda: {"c": randn(M).reshape(M, 1), "r": randn(M, seed=2).reshape(1, M)},
+             same(lambda m, d: d["c"] + d["r"]),
+             nbytes=f32 * (2 * M + M * M), target=("torch", 0.7, "<= 0.7x PyTorch")),
+        # logical bytes (the elements the views hold), as the anchors count them
+        Case("a[::2] + b[::2] 2^28", "add_strided",
+             lambda: {"a": randn(N28), "b": randn(N28, seed=2)},
+             same(lambda m, d: d["a"][::2] + d["b"][::2]),
+             nbytes=3 * f32 * (N28 // 2), target=("best", 1.0, "<= 1.0x best")),
+        Case("m.T + m 16384^2", "add_transposed", lambda: {"m": randn(M * M).reshape(M, M)},
+             same(_transpose_add), nbytes=3 * f32 * M * M,
+             target=("best", 0.6, "<= 0.6x best (tiled)")),
+        Case("sum all 2^28", "sum_all", lambda: {"a": randn(N28)}, same(lambda m, d: m.sum(d["a"])),
+             nbytes=f32 * N28, target=("best", 1.03, "<= 1.03x best")),
+        Case("sum axis=1 16384^2", "sum_axis1", lambda: {"m": randn(M * M).reshape(M, M)},
+             same(_sum_axis(1)), nbytes=f32 * (M * M + M), target=("best", 1.03, "<= 1.03x best")),
+        Case("sum axis=0 16384^2", "sum_axis0", lambda: {"m": randn(M * M).reshape(M, M)},
+             same(_sum_axis(0)), nbytes=f32 * (M * M + M), target=("best", 1.03, "<= 1.03x best")),
+        Case("argmax axis=1 16384^2", "argmax_axis1", lambda: {"m": randn(M * M).reshape(M, M)},
+             same(_argmax1), nbytes=f32 * M * M + 8 * M, target=("best", 0.9, "<= 0.9x best")),
+        Case("var all 2^28", "var_all", lambda: {"a": randn(N28)}, same(_var),
+             nbytes=f32 * N28, target=("torch", 0.85, "<= 0.85x PyTorch (one pass)")),
+        Case("cumulative_sum 2^28", "cumsum", lambda: {"a": randn(N28)}, same(_cumsum),
+             nbytes=2 * f32 * N28, target=("torch", 0.75, "<= 0.75x PyTorch (single-pass scan)")),
+        Case("sort 2^26", "sort64M", lambda: {"a": randn(N26)},
+             {"gparray": lambda m, d: xp.sort(d["a"]), "cupy": lambda m, d: cp.sort(d["a"]),
+              "torch": lambda m, d: _sort_torch(torch, d)},
+             nbytes=2 * f32 * N26, target=("cupy", 1.0, "<= 1.0x CuPy")),
+        Case("argsort 2^26", "argsort64M", lambda: {"a": randn(N26)},
+             same(lambda m, d: m.argsort(d["a"])),
+             nbytes=(f32 + 8) * N26, target=("best", 1.0, "<= 1.0x best")),
+        # bytes as the anchors count them: a, the bool mask, the kept half
+        Case("a[a > 0] (50% kept) 2^28", "mask_select", lambda: {"a": randn(N28)},
+             same(lambda m, d: d["a"][d["a"] > 0]),
+             nbytes=_mask_bytes, target=("torch", 0.8, "<= 0.8x PyTorch")),
+        Case("a[idx] 2^26 random int64 idx", "take64M",
+             lambda: {"a": randn(N26), "idx": _rng(3).integers(0, N26, N26, dtype=cp.int64)},
+             same(lambda m, d: d["a"][d["idx"]]),
+             nbytes=(8 + 2 * f32) * N26, target=("best", 1.0, "<= 1.0x best")),
+        Case("a[idx] = 1.0 2^26", "scatter64M",
+             lambda: {"a": randn(N26), "idx": _rng(3).integers(0, N26, N26, dtype=cp.int64)},
+             same(_setitem), nbytes=(8 + f32) * N26, target=("best", 1.0, "<= 1.0x best")),
+        Case("unique_values int32 2^24", "unique16M",
+             lambda: {"a": _rng(5).integers(0, 2**31 - 1, N24, dtype=cp.int32)}, same(_unique),
+             nbytes=_unique_bytes, target=("torch", 1.0, "<= 1.0x PyTorch")),
+        Case("matmul 8192^2", "matmul8192",
+             lambda: {"a": randn(8192 * 8192).reshape(8192, 8192),
+                      "b": randn(8192 * 8192, seed=2).reshape(8192, 8192)},
+             same(lambda m, d: m.matmul(d["a"], d["b"])), flops=2 * 8192**3,
+             target=("best", 1 / 0.98, ">= 0.98x cuBLAS throughput")),
+        Case("cholesky 4096 f64", "cholesky4096_f64", lambda: {"a": _spd(4096)}, same(_cholesky),
+             flops=4096**3 / 3, target=("torch", 1.0, "<= 1.0x PyTorch")),
+        Case("fft complex64 2^24", "fft16M_c64",
+             lambda: {"a": (randn(N24) + 1j * randn(N24, seed=2)).astype(cp.complex64)}, same(_fft),
+             nbytes=2 * 8 * N24, target=("best", 1 / 0.98, ">= 0.98x cuFFT")),
+    ]
+
+
+# --------------------------------------------------------------------------- timing
+
+def _events(lib):
+    if lib == "torch":
+        return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    return cp.cuda.Event(), cp.cuda.Event()
+
+
+def _elapsed_ms(lib, start, end):
+    if lib == "torch":
+        return start.elapsed_time(end)
+    return cp.cuda.get_elapsed_time(start, end)
+
+
+def time_gpu(lib, fn, warmup, repeat):
+    """Median milliseconds of ``fn()`` between two CUDA events, after ``warmup`` calls."""
+    for _ in range(warmup):
+        out = fn()
+        del out
+    sync()
+    start, end = _events(lib)
+    times = []
+    out = None
+    for _ in range(repeat):
+        start.record()
+        res = fn()
+        end.record()
+        end.synchronize()
+        times.append(_elapsed_ms(lib, start, end))
+        out = res  # the previous result is freed after its timing, not inside the next one
+    del out
+    sync()
+    return statistics.median(times), times
+
+
+def _is_missing(exc) -> bool:
+    return isinstance(exc, (AttributeError, NotImplementedError, NotAvailable))
+
+
+def run_gpu_case(case, libs, warmup, repeat, log):
+    row = {"case": case.name, "key": case.key, "unit": "ms", "target": case.target[2] if case.target else "",
+           "status": {}, "times": {}, "all_times": {}}
+    try:
+        data = case.make()
+        sync()
+    except Exception as exc:
+        log(f"[{case.name}] inputs failed: {_short(exc)}")
+        for lib in libs:
+            row["status"][lib] = f"error: inputs: {_short(exc)}"
+        return row
+    try:
+        if callable(case.nbytes):
+            row["bytes"] = int(case.nbytes(data))
+        elif case.nbytes is not None:
+            row["bytes"] = int(case.nbytes)
+        if case.flops is not None:
+            row["flops"] = float(case.flops)
+    except Exception as exc:
+        log(f"[{case.name}] byte count failed: {_short(exc)}")
+
+    for lib in libs:
+        if module_of(lib) is None:
+            row["status"][lib] = f"n/a ({_import_errors.get(lib, 'not imported')})"
+            continue
+        conv = None
+        try:
+            conv = {k: convert(lib, v) for k, v in data.items()}
+            if lib == "torch":
+                torch.cuda.synchronize()
+            m = module_of(lib)
+            op = case.ops[lib]
+            ms, times = time_gpu(lib, lambda: op(m, conv), warmup, repeat)
+            row["times"][lib] = ms
+            row["all_times"][lib] = [round(t, 5) for t in times]
+            row["status"][lib] = "ok"
+        except Exception as exc:
+            if lib == "gparray" and _is_missing(exc):
+                row["status"][lib] = f"n/a ({_short(exc)})"
+                log(f"[{case.name}] gparray: n/a ({_short(exc)})")
+            else:
+                row["status"][lib] = f"error: {_short(exc)}"
+                log(f"[{case.name}] {lib}: ERROR {_short(exc)}")
+                if os.environ.get("GPARRAY_BENCH_TRACEBACK"):
+                    traceback.print_exc()
+            try:
+                sync()
+            except Exception:
+                pass
+        finally:
+            del conv
+            free_memory()
+    del data
+    free_memory()
+    return row
+
+
+def measure_copy_ceiling(warmup, repeat, log):
+    """GB/s of a device-to-device copy of 2^28 float32 (bytes read + written)."""
+    out = {}
+    nbytes = 4 * N28
+    try:
+        a = randn(N28)
+        b = cp.empty_like(a)
+
+        def memcpy():
+            b.data.copy_from_device_async(a.data, nbytes)
+        ms, _ = time_gpu("cupy", memcpy, warmup, repeat)
+        out["cupy_memcpy_ms"] = ms
+        out["cupy_memcpy_GBps"] = 2 * nbytes / ms / 1e6
+        ms, _ = time_gpu("cupy", lambda: a.copy(), warmup, repeat)
+        out["cupy_copy_ms"] = ms
+        out["cupy_copy_GBps"] = 2 * nbytes / ms / 1e6
+        if torch is not None:
+            t = torch.from_dlpack(a)
+            ms, _ = time_gpu("torch", lambda: t.clone(), warmup, repeat)
+            out["torch_clone_ms"] = ms
+            out["torch_clone_GBps"] = 2 * nbytes / ms / 1e6
+            del t
+        del a, b
+    except Exception as exc:
+        log(f"[copy ceiling] ERROR {_short(exc)}")
+    free_memory()
+    bws = [v for k, v in out.items() if k.endswith("GBps")]
+    out["ceiling_GBps"] = max(bws) if bws else None
+    return out
+
+
+# --------------------------------------------------------------------------- host-side cases
+
+def host_small_add(libs, quick, log):
+    """Host microseconds per ``a + b`` on 1-element float32 arrays (no sync inside the loop)."""
+    row = {"case": "a + b 1-element, host time/op", "key": "small_add_us_per_op", "unit": "us",
+           "target": "<= 5 us", "status": {}, "times": {}}
+    row["_target"] = ("abs", 5.0)
+    n_ops = 2000 if quick else 20000
+    rounds = 3 if quick else 7
+    base = cp.ones(1, dtype=cp.float32)
+    for lib in libs:
+        if module_of(lib) is None:
+            row["status"][lib] = f"n/a ({_import_errors.get(lib, 'not imported')})"
+            continue
+        try:
+            a = convert(lib, base.copy())
+            b = convert(lib, base.copy())
+            for _ in range(200):
+                c = a + b
+            sync()
+            per = []
+            for _ in range(rounds):
+                t0 = time.perf_counter()
+                for _ in range(n_ops):
+                    c = a + b
+                t1 = time.perf_counter()
+                sync()
+                per.append((t1 - t0) / n_ops * 1e6)
+            del c
+            row["times"][lib] = statistics.median(per)
+            row["status"][lib] = "ok"
+        except Exception as exc:
+            row["status"][lib] = (f"n/a ({_short(exc)})" if lib == "gparray" and _is_missing(exc)
+                                  else f"error: {_short(exc)}")
+            log(f"[{row['case']}] {lib}: {row['status'][lib]}")
+    return row
+
+
+def _bench_pool_cupy(n, nbytes):
+    pool = cp.cuda.MemoryPool()
+    p = pool.malloc(nbytes)
+    del p
+    t0 = time.perf_counter()
+    for _ in range(n):
+        p = pool.malloc(nbytes)
+        del p
+    return (time.perf_counter() - t0) / n
+
+
+def _bench_pool_torch(n, nbytes):
+    alloc, free = torch.cuda.caching_allocator_alloc, torch.cuda.caching_allocator_delete
+    free(alloc(nbytes))
+    t0 = time.perf_counter()
+    for _ in range(n):
+        free(alloc(nbytes))
+    return (time.perf_counter() - t0) / n
+
+
+def _bench_pool_gparray(n, nbytes):
+    import importlib
+    try:
+        mod = importlib.import_module("gparray._memory._bench")
+    except ImportError as exc:
+        raise NotAvailable(f"gparray._memory._bench: {exc}") from None
+    fn = getattr(mod, "bench_alloc_free", None)
+    if fn is None:
+        raise NotAvailable("gparray._memory._bench.bench_alloc_free is missing")
+    try:
+        res = fn(n=n, nbytes=nbytes)
+    except TypeError:
+        res = fn()
+    if isinstance(res, dict):
+        for key, scale in (("seconds_per_pair", 1.0), ("s_per_pair", 1.0), ("us_per_pair", 1e-6),
+                           ("ns_per_pair", 1e-9)):
+            if key in res:
+                return float(res[key]) * scale
+        raise ValueError(f"bench_alloc_free returned {res!r}: expected seconds per pair")
+    return float(res)  # seconds per malloc+free pair
+
+
+def host_pool(libs, quick, log):
+    """Microseconds per malloc+free pair of 4 KiB on a pool cache hit."""
+    row = {"case": "pool malloc+free pair (4 KiB)", "key": "pool_alloc_free_us", "unit": "us",
+           "target": "<= 2 us", "status": {}, "times": {}}
+    row["_target"] = ("abs", 2.0)
+    n = 20000 if quick else 200000
+    fns = {"gparray": _bench_pool_gparray, "cupy": _bench_pool_cupy, "torch": _bench_pool_torch}
+    for lib in libs:
+        if module_of(lib) is None:
+            row["status"][lib] = f"n/a ({_import_errors.get(lib, 'not imported')})"
+            continue
+        try:
+            row["times"][lib] = statistics.median(fns[lib](n, 4096) for _ in range(3)) * 1e6
+            row["status"][lib] = "ok"
+        except Exception as exc:
+            row["status"][lib] = (f"n/a ({_short(exc)})" if lib == "gparray" and _is_missing(exc)
+                                  else f"error: {_short(exc)}")
+            log(f"[{row['case']}] {lib}: {row['status'][lib]}")
+    return row
+
+
+_CHILD = {
+    "gparray": (
+        "import time; t0 = time.perf_counter()\n"
+        "import gparray as xp\n"
+        "t1 = time.perf_counter()\n"
+        "{ops}"
+        "t2 = time.perf_counter()\n"
+        "print('GPBENCH', t1 - t0, t2 - t1)\n"),
+    "cupy": (
+        "import time; t0 = time.perf_counter()\n"
+        "import cupy as cp\n"
+        "t1 = time.perf_counter()\n"
+        "{ops}"
+        "t2 = time.perf_counter()\n"
+        "print('GPBENCH', t1 - t0, t2 - t1)\n"),
+    "torch": (
+        "import time; t0 = time.perf_counter()\n"
+        "import torch\n"
+        "t1 = time.perf_counter()\n"
+        "{ops}"
+        "t2 = time.perf_counter()\n"
+        "print('GPBENCH', t1 - t0, t2 - t1)\n"),
+}
+_CHILD_OPS = {
+    "gparray": ("a = xp.ones(4); b = a + a\n"
+                "s = getattr(getattr(xp, 'cuda', None), 'synchronize', None)\n"
+                "if s is not None: s()\n"
+                "else:\n    import cupy; cupy.cuda.Device().synchronize()\n"),
+    "cupy": "a = cp.ones(4); b = a + a; cp.cuda.Device().synchronize()\n",
+    "torch": "a = torch.ones(4, device='cuda'); b = a + a; torch.cuda.synchronize()\n",
+}
+
+
+def _child(lib, cache_dir, with_ops=True):
+    """Run a fresh interpreter; return (import s, first ops s, process wall s)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = REPO_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["GPARRAY_CACHE_DIR"] = os.path.join(cache_dir, "gparray")
+    env["CUPY_CACHE_DIR"] = os.path.join(cache_dir, "cupy")
+    code = _CHILD[lib].format(ops=_CHILD_OPS[lib] if with_ops else "")
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=600, cwd=tempfile.gettempdir())
+    wall = time.perf_counter() - t0
+    for line in proc.stdout.splitlines():
+        if line.startswith("GPBENCH "):
+            _, imp, ops = line.split()
+            return float(imp), float(ops), wall
+    err = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    raise RuntimeError(f"child exited {proc.returncode}: {err[:200]}")
+
+
+def startup_rows(libs, quick, log):
+    """Cold start (empty kernel caches), warm start (same caches again), import alone."""
+    cold = {"case": "cold start: import + first ops", "key": "cold_start_s", "unit": "s",
+            "target": "<= 1.0 s total", "status": {}, "times": {}, "detail": {}, "_target": ("abs", 1.0)}
+    warm = {"case": "warm start: first ops", "key": "warm_start_s", "unit": "s",
+            "target": "<= 0.25 s", "status": {}, "times": {}, "detail": {}, "_target": ("abs", 0.25)}
+    imp = {"case": "import only", "key": "import_s", "unit": "s", "target": "", "status": {},
+           "times": {}, "detail": {}}
+    reps = 1 if quick else 3
+    for lib in libs:
+        if lib != "gparray" and module_of(lib) is None:
+            for r in (cold, warm, imp):
+                r["status"][lib] = f"n/a ({_import_errors.get(lib, 'not imported')})"
+            continue
+        try:
+            colds, warms = [], []
+            for _ in range(reps):
+                with tempfile.TemporaryDirectory(prefix="gp-bench-cache-") as d:
+                    colds.append(_child(lib, d))
+                    for _ in range(reps):
+                        warms.append(_child(lib, d))
+            c = min(colds, key=lambda t: t[0] + t[1])
+            w = sorted(warms, key=lambda t: t[1])[len(warms) // 2]
+            cold["times"][lib] = c[0] + c[1]
+            cold["detail"][lib] = {"import_s": c[0], "ops_s": c[1], "process_wall_s": c[2]}
+            warm["times"][lib] = w[1]
+            warm["detail"][lib] = {"import_s": w[0], "ops_s": w[1], "process_wall_s": w[2]}
+            cold["status"][lib] = warm["status"][lib] = "ok"
+            log(f"[startup] {lib}: cold import {c[0]:.3f} s + ops {c[1]:.3f} s (process {c[2]:.3f} s); "
+                f"warm import {w[0]:.3f} s + ops {w[1]:.3f} s (process {w[2]:.3f} s)")
+        except Exception as exc:
+            cold["status"][lib] = warm["status"][lib] = f"error: {_short(exc)}"
+            log(f"[startup] {lib}: ERROR {_short(exc)}")
+        try:
+            with tempfile.TemporaryDirectory(prefix="gp-bench-cache-") as d:
+                runs = [_child(lib, d, with_ops=False) for _ in range(reps)]
+            r = sorted(runs, key=lambda t: t[0])[len(runs) // 2]
+            imp["times"][lib] = r[0]
+            imp["detail"][lib] = {"import_s": r[0], "process_wall_s": r[2]}
+            imp["status"][lib] = "ok"
+        except Exception as exc:
+            imp["status"][lib] = f"error: {_short(exc)}"
+            log(f"[import] {lib}: ERROR {_short(exc)}")
+    return [cold, warm, imp]
+
+
+# --------------------------------------------------------------------------- report
+
+def _target_met(row, case_target):
+    gp = row["times"].get("gparray")
+    if gp is None or not case_target:
+        return None
+    anchor, factor = case_target[0], case_target[1]
+    if anchor == "abs":
+        return gp <= factor
+    if anchor == "best":
+        refs = [row["times"][k] for k in ("cupy", "torch") if k in row["times"]]
+        ref = min(refs) if refs else None
+    else:
+        ref = row["times"].get(anchor)
+    if ref is None:
+        return None
+    return gp <= factor * ref
+
+
+def finish_row(row, case_target, ceiling):
+    t = row["times"]
+    gp = t.get("gparray")
+    row["ratio_vs_cupy"] = gp / t["cupy"] if gp and t.get("cupy") else None
+    row["ratio_vs_torch"] = gp / t["torch"] if gp and t.get("torch") else None
+    if row["unit"] == "ms":
+        if row.get("bytes"):
+            row["GBps"] = {k: row["bytes"] / v / 1e6 for k, v in t.items() if v}
+            if ceiling and gp:
+                row["pct_copy_bw"] = 100.0 * row["GBps"]["gparray"] / ceiling
+        if row.get("flops"):
+            row["TFLOPs"] = {k: row["flops"] / v / 1e9 for k, v in t.items() if v}
+    row["target_met"] = _target_met(row, case_target)
+    return row
+
+
+def _fmt_time(v, unit):
+    if v is None:
+        return None
+    if unit == "ms":
+        return f"{v:.3f}" if v < 100 else f"{v:.1f}"
+    if unit == "us":
+        return f"{v:.2f}us"
+    return f"{v:.3f}s"
+
+
+def _cell(row, lib):
+    st = row["status"].get(lib)
+    if st is None:
+        return "-"
+    if st == "ok":
+        return _fmt_time(row["times"][lib], row["unit"])
+    if st.startswith("n/a"):
+        return "n/a"
+    return "ERR"
+
+
+def print_table(rows, meta):
+    head = ("case", "gparray ms", "cupy ms", "torch ms", "vs cupy", "vs torch", "GB/s", "%copy",
+            "target", "met")
+    lines = []
+    for r in rows:
+        rc, rt = r.get("ratio_vs_cupy"), r.get("ratio_vs_torch")
+        thr = ""
+        if r.get("GBps", {}).get("gparray"):
+            thr = f"{r['GBps']['gparray']:.0f}"
+        elif r.get("TFLOPs", {}).get("gparray"):
+            thr = f"{r['TFLOPs']['gparray']:.1f}TF"
+        pct = f"{r['pct_copy_bw']:.0f}%" if r.get("pct_copy_bw") else ""
+        met = {True: "ok", False: "MISS", None: ""}[r.get("target_met")]
+        lines.append((r["case"], _cell(r, "gparray"), _cell(r, "cupy"), _cell(r, "torch"),
+                      f"{rc:.2f}x" if rc else "", f"{rt:.2f}x" if rt else "", thr, pct,
+                      r.get("target", ""), met))
+    widths = [max(len(str(x[i])) for x in lines + [head]) for i in range(len(head))]
+    widths[8] = min(widths[8], 30)
+
+    def fmt(cols):
+        out = []
+        for i, c in enumerate(cols):
+            c = str(c)
+            if i == 8 and len(c) > widths[8]:
+                c = c[: widths[8] - 1] + "~"
+            out.append(c.ljust(widths[i]) if i in (0, 8, 9) else c.rjust(widths[i]))
+        return " | ".join(out).rstrip()
+
+    print()
+    ceil = meta.get("copy", {}).get("ceiling_GBps")
+    print(f"bench: {meta.get('gpu', '?')}; median of {meta['repeat']} event-timed runs after "
+          f"{meta['warmup']} warm-up; copy ceiling {ceil:.0f} GB/s" if ceil else
+          f"bench: {meta.get('gpu', '?')}; median of {meta['repeat']} runs")
+    print("ratios are gparray time / anchor time (lower is better); n/a = not in gparray yet")
+    print(fmt(head))
+    print("-+-".join("-" * w for w in widths))
+    for ln in lines:
+        print(fmt(ln))
+    met = [r.get("target_met") for r in rows]
+    print(f"targets met: {sum(1 for m in met if m)}/{sum(1 for m in met if m is not None)} measured, "
+          f"{sum(1 for r in rows if r['status'].get('gparray', '').startswith('n/a'))} n/a, "
+          f"{sum(1 for r in rows if r['status'].get('gparray', '').startswith('error'))} errors")
+
+
+def environment():
+    meta = {"date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "python": platform.python_version(), "host": platform.node()}
+    try:
+        import numpy
+        meta["numpy"] = numpy.__version__
+    except Exception:
+        pass
+    if cp is not None:
+        meta["cupy"] = cp.__version__
+        try:
+            props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+            name = props["name"]
+            meta["gpu"] = name.decode() if isinstance(name, bytes) else str(name)
+            meta["driver"] = cp.cuda.runtime.driverGetVersion()
+            meta["runtime"] = cp.cuda.runtime.runtimeGetVersion()
+        except Exception as exc:
+            meta["gpu"] = f"unknown ({_short(exc)})"
+    if torch is not None:
+        meta["torch"] = torch.__version__
+    if xp is not None:
+        meta["gparray"] = getattr(xp, "__version__", "?")
+    meta["import_errors"] = dict(_import_errors)
+    return meta
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n", 2)[2])
+    ap.add_argument("--cases", default="", help="comma-separated substrings; run the cases whose "
+                    "name or key contains one (case-insensitive)")
+    ap.add_argument("--libs", default=",".join(LIBS), help="comma-separated subset of "
+                    "gparray,cupy,torch (default: all)")
+    ap.add_argument("--repeat", type=int, default=None, help="timed runs per case (default 20, 5 with --quick)")
+    ap.add_argument("--warmup", type=int, default=None, help="warm-up runs (default 3, 1 with --quick)")
+    ap.add_argument("--quick", action="store_true", help="fewer repeats, shorter host loops")
+    ap.add_argument("--no-startup", action="store_true", help="skip the cold/warm start subprocesses")
+    ap.add_argument("--json", metavar="PATH", help="write every row and the environment as JSON")
+    ap.add_argument("--list", action="store_true", help="list the cases and exit")
+    args = ap.parse_args(argv)
+
+    libs = [s.strip() for s in args.libs.split(",") if s.strip()]
+    bad = [lib for lib in libs if lib not in LIBS]
+    if bad:
+        ap.error(f"--libs: unknown {bad}; choose from {LIBS}")
+    repeat = args.repeat or (5 if args.quick else 20)
+    warmup = args.warmup if args.warmup is not None else (1 if args.quick else 3)
+    filters = [s.strip().lower() for s in args.cases.split(",") if s.strip()]
+
+    def wanted(name, key):
+        return not filters or any(f in name.lower() or f in key.lower() for f in filters)
+
+    host_names = [("a + b 1-element, host time/op", "small_add_us_per_op"),
+                  ("pool malloc+free pair (4 KiB)", "pool_alloc_free_us"),
+                  ("cold start: import + first ops", "cold_start_s"),
+                  ("warm start: first ops", "warm_start_s"), ("import only", "import_s")]
+    if args.list:
+        for c in gpu_cases():
+            print(f"{c.name:<36} key={c.key:<18} target: {c.target[2] if c.target else ''}")
+        for name, key in host_names:
+            print(f"{name:<36} key={key}")
+        return 0
+
+    def log(msg):
+        print(msg, flush=True)
+
+    _import_libs(libs)
+    if cp is None:
+        print(f"bench: CuPy is needed to build the inputs and time them: {_import_errors.get('cupy')}")
+        return 1
+    try:
+        ndev = cp.cuda.runtime.getDeviceCount()
+    except Exception as exc:
+        ndev = 0
+        log(f"bench: {_short(exc)}")
+    if ndev == 0:
+        print("bench: no CUDA device was found; nothing to time")
+        return 1
+    for lib, err in _import_errors.items():
+        log(f"bench: {lib} unavailable: {err}")
+
+    meta = environment()
+    meta.update(repeat=repeat, warmup=warmup, libs=libs)
+    log(f"bench: {meta.get('gpu')} | gparray {meta.get('gparray', '-')} | cupy {meta.get('cupy', '-')} | "
+        f"torch {meta.get('torch', '-')} | python {meta['python']}")
+    meta["copy"] = measure_copy_ceiling(warmup, repeat, log)
+    ceiling = meta["copy"].get("ceiling_GBps")
+    if ceiling:
+        log("bench: copy ceiling " + ", ".join(f"{k} {v:.0f}" for k, v in meta["copy"].items()
+                                               if k.endswith("GBps")))
+
+    rows = []
+    for case in gpu_cases():
+        if not wanted(case.name, case.key):
+            continue
+        t0 = time.perf_counter()
+        row = run_gpu_case(case, libs, warmup, repeat, log)
+        finish_row(row, case.target, ceiling)
+        rows.append(row)
+        cells = ", ".join(f"{lib} {_cell(row, lib)}" for lib in libs)
+        log(f"[{case.name}] {cells}  ({time.perf_counter() - t0:.1f} s)")
+
+    host_rows = []
+    if wanted(*host_names[0]):
+        host_rows.append(host_small_add(libs, args.quick, log))
+    if wanted(*host_names[1]):
+        host_rows.append(host_pool(libs, args.quick, log))
+    if not args.no_startup and any(wanted(n, k) for n, k in host_names[2:]):
+        host_rows += [r for r in startup_rows(libs, args.quick, log) if wanted(r["case"], r["key"])]
+    for row in host_rows:
+        finish_row(row, row.pop("_target", None), None)
+        rows.append(row)
+
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"meta": meta, "rows": rows}, fh, indent=1, default=str)
+        log(f"bench: wrote {args.json}")
+    print_table(rows, meta)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
