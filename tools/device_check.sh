@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# One command for the GPU machine, from the repo root:
+#
+#   bash tools/device_check.sh            (carry .vendor, and .kcache if you have one)
+#
+# Steps (select with STEPS="report tests conformance bench", the default):
+#   report       GPU and package versions, then `python3 -m gparray` (report + self-check)
+#   tests        python3 -m pytest -q -n 8 -p no:cacheprovider tests   (both tiers)
+#   conformance  conformance/run.sh on $CONFORMANCE_FILES (array-api-tests from .vendor)
+#   bench        python3 bench/bench.py --json $OUT/bench.json $BENCH_ARGS
+# Each step logs to $OUT/<step>.log (plus tests.xml, conformance.json, bench.json); a failed
+# step does not stop the next one; a compact summary comes last. Exit status 0 only if every
+# step passed.
+#
+# Environment (all optional):
+#   OUT                 where logs go (default ./device-out)
+#   STEPS               which steps, in this order (default: report tests conformance bench)
+#   GPARRAY_CACHE_DIR   kernel cache; default $PWD/.kcache when that folder was carried
+#   CONFORMANCE_FILES   suite files (default: creation, data types, dlpack, inspection,
+#                       constants, array object, has_names)
+#   MAX_EXAMPLES        Hypothesis examples per conformance test (run.sh default: 100)
+#   JOBS                pytest-xdist workers for tests and conformance (default 8; 0 = off)
+#   TESTS_ARGS / CONFORMANCE_ARGS / BENCH_ARGS    extra arguments for each step
+#   BUDGET_S            wall seconds for all steps together (default 560: the device call
+#                       allows 600); each step also has its own cap:
+#   REPORT_TIMEOUT (90) TESTS_TIMEOUT (300) CONFORMANCE_TIMEOUT (300) BENCH_TIMEOUT (300)
+#   SAVE_KCACHE=1       also pack the kernel cache into $OUT/kcache.tar.gz (to carry next time)
+set -o pipefail
+export PYTHONUNBUFFERED=1
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+ROOT=$PWD
+OUT=${OUT:-$ROOT/device-out}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+STEPS=${STEPS:-report tests conformance bench}
+JOBS=${JOBS:-8}
+BUDGET_S=${BUDGET_S:-560}
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
+
+if [[ -n "${GPARRAY_CACHE_DIR:-}" ]]; then
+    case "$GPARRAY_CACHE_DIR" in /*) ;; *) GPARRAY_CACHE_DIR=$ROOT/$GPARRAY_CACHE_DIR ;; esac
+    export GPARRAY_CACHE_DIR
+    mkdir -p "$GPARRAY_CACHE_DIR"
+elif [[ -d "$ROOT/.kcache" ]]; then
+    export GPARRAY_CACHE_DIR=$ROOT/.kcache
+fi
+
+CONFORMANCE_FILES=${CONFORMANCE_FILES:-test_creation_functions.py test_data_type_functions.py test_dlpack.py test_inspection_functions.py test_constants.py test_array_object.py test_has_names.py}
+
+declare -A RC
+XDIST_ARGS=""
+if (( JOBS > 0 )) && python3 -c 'import xdist' 2>/dev/null; then
+    XDIST_ARGS="-n $JOBS"
+fi
+export ROOT OUT XDIST_ARGS CONFORMANCE_FILES
+
+# step timeout: the smaller of the step's own cap and what is left of the budget
+step_timeout() {
+    local cap=$1 left=$((BUDGET_S - SECONDS - 15))
+    (( left < 10 )) && left=10
+    (( cap < left )) && echo "$cap" || echo "$left"
+}
+
+run_step() {  # run_step NAME CAP command...
+    local name=$1 cap=$2; shift 2
+    local t; t=$(step_timeout "$cap")
+    echo
+    echo "=================== $name (timeout ${t}s, at ${SECONDS}s) ==================="
+    timeout -k 10 "$t" bash -c "$*" 2>&1 | tee -a "$OUT/$name.log"
+    local rc=$?
+    (( rc == 124 || rc == 137 )) && echo "device_check: step $name timed out after ${t}s" | tee -a "$OUT/$name.log"
+    RC[$name]=$rc
+    echo "=================== $name: exit $rc (at ${SECONDS}s) ==================="
+}
+
+step_report() {
+    echo "date: $(date -Is)  host: $(hostname)  repo: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')"
+    nvidia-smi -L 2>&1 || echo "nvidia-smi: not available"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.sm,temperature.gpu --format=csv 2>/dev/null
+    python3 - <<'PY'
+import importlib, sys
+print("python", sys.version.split()[0], sys.executable)
+for name in ("numpy", "cupy", "torch", "hypothesis", "pytest", "xdist"):
+    try:
+        m = importlib.import_module(name)
+        print(f"{name:<11}", getattr(m, "__version__", "?"))
+    except Exception as exc:
+        print(f"{name:<11} missing ({type(exc).__name__}: {exc})")
+PY
+    echo "GPARRAY_CACHE_DIR=${GPARRAY_CACHE_DIR:-<unset>}"
+    echo "--- python3 -m gparray"
+    python3 -m gparray
+}
+
+step_tests() {
+    # shellcheck disable=SC2086
+    python3 -m pytest -q $XDIST_ARGS -p no:cacheprovider --junitxml="$OUT/tests.xml" tests ${TESTS_ARGS:-}
+}
+
+step_conformance() {
+    # shellcheck disable=SC2086
+    REPORT="$OUT/conformance.json" bash "$ROOT/conformance/run.sh" $CONFORMANCE_FILES $XDIST_ARGS ${CONFORMANCE_ARGS:-}
+}
+
+step_bench() {
+    # shellcheck disable=SC2086
+    python3 "$ROOT/bench/bench.py" --json "$OUT/bench.json" ${BENCH_ARGS:-}
+}
+
+export -f step_report step_tests step_conformance step_bench
+
+rm -f "$OUT"/{report,tests,conformance,bench}.log "$OUT"/tests.xml "$OUT"/conformance.json "$OUT"/bench.json
+for step in $STEPS; do
+    case $step in
+        report)      run_step report "${REPORT_TIMEOUT:-90}" step_report ;;
+        tests)       run_step tests "${TESTS_TIMEOUT:-300}" step_tests ;;
+        conformance) run_step conformance "${CONFORMANCE_TIMEOUT:-300}" step_conformance ;;
+        bench)       run_step bench "${BENCH_TIMEOUT:-300}" step_bench ;;
+        *)           echo "device_check: unknown step '$step' (report tests conformance bench)"; RC[$step]=2 ;;
+    esac
+done
+
+if [[ "${SAVE_KCACHE:-0}" == 1 && -n "${GPARRAY_CACHE_DIR:-}" && -d "$GPARRAY_CACHE_DIR" ]]; then
+    tar -czf "$OUT/kcache.tar.gz" -C "$GPARRAY_CACHE_DIR" . && echo "device_check: kernel cache packed into $OUT/kcache.tar.gz"
+fi
+
+# ----------------------------------------------------------------------------- summary
+echo
+echo "########################## device_check summary ##########################"
+for step in $STEPS; do
+    printf '%s=%s ' "$step" "${RC[$step]:-?}"
+done
+echo " (exit codes; total ${SECONDS}s; logs in $OUT)"
+if [[ -f "$OUT/report.log" ]]; then
+    echo "--- report"
+    grep -m1 -E '^\s*\[0\] ' "$OUT/report.log"
+    grep -E '^(no CUDA device was found|self-check:)|FAIL' "$OUT/report.log" | head -n 12
+fi
+if [[ -f "$OUT/tests.log" ]]; then
+    echo "--- tests"
+    grep -E '^(FAILED|ERROR) ' "$OUT/tests.log" | head -n 15
+    n=$(grep -cE '^(FAILED|ERROR) ' "$OUT/tests.log")
+    (( n > 15 )) && echo "... $((n - 15)) more FAILED/ERROR lines in tests.log"
+    grep -E '[0-9]+ (passed|failed|errors?|skipped)|no tests ran' "$OUT/tests.log" | tail -n 1
+fi
+if [[ " $STEPS " == *" conformance "* ]]; then
+    echo "--- conformance ($CONFORMANCE_FILES)"
+    if [[ -f "$OUT/conformance.json" ]]; then
+        python3 "$ROOT/conformance/summarize.py" "$OUT/conformance.json" --max-failures 15
+    else
+        echo "no JSON report; the end of conformance.log:"
+        tail -n 8 "$OUT/conformance.log" 2>/dev/null
+    fi
+fi
+if [[ -f "$OUT/bench.log" ]]; then
+    echo "--- bench"
+    if grep -q '^ratios are gparray time' "$OUT/bench.log"; then
+        awk '/^bench: .*median of/ {buf=""; keep=1} keep {buf = buf $0 "\n"} END {printf "%s", buf}' "$OUT/bench.log"
+    else
+        tail -n 8 "$OUT/bench.log"
+    fi
+fi
+
+for step in $STEPS; do
+    [[ "${RC[$step]:-1}" == 0 ]] || exit 1
+done
+exit 0
