@@ -1,0 +1,38 @@
+"""gparray: the Python Array API standard (2025.12) on NVIDIA GPUs.
+
+``import gparray as xp`` never touches the GPU; the first operation does.
+"""
+from ._version import __version__
+
+__array_api_version__ = "2025.12"
+
+from ._array import Array
+from ._constants import e, inf, nan, newaxis, pi
+from ._creation import (arange, asarray, astype, empty, empty_like, eye, full, full_like, linspace,
+                        meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
+from ._data_type_functions import can_cast, finfo, iinfo, isdtype, result_type
+from ._device import Device
+from ._dlpack import from_dlpack
+from ._dtypes import (bool, complex64, complex128, float32, float64, int8, int16, int32, int64,
+                      uint8, uint16, uint32, uint64)
+from ._elementwise_funcs import *  # noqa: F401,F403
+from ._elementwise_funcs import __all__ as _elementwise_all
+from ._info import __array_namespace_info__
+from ._manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims,
+                            flip, matrix_transpose, moveaxis, permute_dims, reshape, squeeze, stack,
+                            unstack)
+from ._utility import all, any
+from . import cuda
+
+__all__ = [
+    "__array_api_version__", "__array_namespace_info__", "Array", "Device", "cuda",
+    "e", "inf", "nan", "newaxis", "pi",
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float32", "float64", "complex64", "complex128",
+    "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
+    "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like",
+    "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
+    "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
+    "matrix_transpose", "moveaxis", "permute_dims", "reshape", "squeeze", "stack", "unstack",
+    "all", "any",
+] + list(_elementwise_all)

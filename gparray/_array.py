@@ -1,0 +1,426 @@
+"""The gparray Array: a device buffer + byte offset, shape, byte strides, dtype and device.
+
+Arrays are created only through the namespace's functions (``Array._new`` is the private
+constructor). Views share the owner of the memory (a pool Block, or a foreign object such as
+a CuPy array, a PyTorch tensor or a DLPack capsule holder) and keep it alive.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from . import _backend
+from ._device import Device, get_device, normalize_device
+from ._engine import _shapes
+
+_SUPPORTED_API_VERSIONS = ("2023.12", "2024.12", "2025.12")
+
+
+class Array:
+    """An n-dimensional array in CUDA device memory (Array API standard array object)."""
+
+    __slots__ = ("_buf", "_offset", "_shape", "_strides", "_dtype", "_device", "_flags", "__weakref__")
+
+    __hash__ = None  # mutable: not hashable
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("Array: use gparray.asarray() or another creation function to make arrays")
+
+    @classmethod
+    def _new(cls, buf, offset: int, shape: tuple, strides: tuple, dtype, device: Device):
+        """Private constructor: no checks. ``strides`` are in bytes."""
+        self = object.__new__(cls)
+        self._buf = buf
+        self._offset = offset
+        self._shape = shape
+        self._strides = strides
+        self._dtype = dtype
+        self._device = device
+        self._flags = None
+        return self
+
+    # ------------------------------------------------------------------ attributes
+    @property
+    def _ptr(self) -> int:
+        """Device address of element [0, ..., 0]."""
+        return self._buf.ptr + self._offset
+
+    def _is_c_contig(self) -> bool:
+        f = self._flags
+        if f is None:
+            f = self._flags = _shapes.is_c_contiguous(self._shape, self._strides, self._dtype.itemsize)
+        return f
+
+    @property
+    def dtype(self):
+        """Data type of the array elements (one of the 13 standard NumPy dtypes)."""
+        return self._dtype
+
+    @property
+    def device(self) -> Device:
+        """The CUDA device holding the data."""
+        return self._device
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self._shape)
+
+    @property
+    def shape(self) -> tuple:
+        """Array dimensions."""
+        return self._shape
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return _shapes.prod(self._shape)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the elements occupy (size * itemsize)."""
+        return self.size * self._dtype.itemsize
+
+    @property
+    def strides(self) -> tuple:
+        """Byte strides (NumPy convention)."""
+        return self._strides
+
+    @property
+    def T(self):
+        """Transpose of a two-dimensional array (a view)."""
+        if self.ndim != 2:
+            raise ValueError(f"Array.T: expected a 2-dimensional array, got {self.ndim} dimensions; "
+                             "use permute_dims() or mT")
+        return self._view(self._offset, self._shape[::-1], self._strides[::-1])
+
+    @property
+    def mT(self):
+        """Transpose of the last two axes (a view); needs ndim >= 2."""
+        if self.ndim < 2:
+            raise ValueError(f"Array.mT: expected at least 2 dimensions, got {self.ndim}")
+        sh, st = list(self._shape), list(self._strides)
+        sh[-1], sh[-2] = sh[-2], sh[-1]
+        st[-1], st[-2] = st[-2], st[-1]
+        return self._view(self._offset, tuple(sh), tuple(st))
+
+    def _view(self, offset, shape, strides, dtype=None):
+        return Array._new(self._buf, offset, shape, strides, self._dtype if dtype is None else dtype,
+                          self._device)
+
+    def __array_namespace__(self, /, *, api_version=None):
+        """The gparray namespace (api_version 2023.12, 2024.12 or 2025.12)."""
+        if api_version is not None and api_version not in _SUPPORTED_API_VERSIONS:
+            raise ValueError(f"__array_namespace__: unsupported api_version {api_version!r}; "
+                             f"expected one of {_SUPPORTED_API_VERSIONS}")
+        import gparray
+
+        return gparray
+
+    def to_device(self, device, /, *, stream=None):
+        """This array on ``device`` (self when already there; a peer copy otherwise)."""
+        dev = normalize_device(device, "to_device")
+        if dev == self._device:
+            return self
+        from ._creation import _copy_to_device
+
+        return _copy_to_device(self, dev, stream)
+
+    # ------------------------------------------------------------------ host copies
+    def _to_numpy(self) -> np.ndarray:
+        """A NumPy copy of the data (one device-to-host transfer, stream synchronized)."""
+        from ._creation import _to_host
+
+        return _to_host(self)
+
+    def __array__(self, dtype=None, copy=None):
+        """NumPy conversion: always a device-to-host copy (copy=False raises ValueError)."""
+        if copy is False:
+            raise ValueError("__array__: converting a gparray Array to NumPy always copies "
+                             "(device to host); copy=False cannot be honoured")
+        a = self._to_numpy()
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            a = a.astype(dtype)
+        return a
+
+    def _scalar(self, name: str):
+        if self.size != 1:
+            raise TypeError(f"{name}: only arrays with one element can be converted to Python scalars "
+                            f"(shape {self._shape})")
+        return self._to_numpy().reshape(()).item()
+
+    def __bool__(self):
+        """Python bool of a one-element array."""
+        return bool(self._scalar("__bool__"))
+
+    def __int__(self):
+        """Python int of a one-element real array."""
+        if self._dtype.kind == "c":
+            raise TypeError("__int__: cannot convert a complex array to int")
+        v = self._scalar("__int__")
+        return int(v)
+
+    def __float__(self):
+        """Python float of a one-element real array."""
+        if self._dtype.kind == "c":
+            raise TypeError("__float__: cannot convert a complex array to float")
+        return float(self._scalar("__float__"))
+
+    def __complex__(self):
+        """Python complex of a one-element array."""
+        return complex(self._scalar("__complex__"))
+
+    def __index__(self):
+        """Python int of a one-element integer array (for use as an index)."""
+        if self._dtype.kind not in "iu":
+            raise TypeError(f"__index__: only integer arrays can be used as an index, not {self._dtype}")
+        if self.ndim != 0:
+            raise TypeError("__index__: only 0-dimensional integer arrays can be used as an index")
+        return int(self._scalar("__index__"))
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-dimensional array")
+        return self._shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-dimensional array")
+        for i in range(self._shape[0]):
+            yield self[i]
+
+    def __repr__(self):
+        return _format(self, repr_=True)
+
+    def __str__(self):
+        return _format(self, repr_=False)
+
+    # ------------------------------------------------------------------ interop
+    @property
+    def __cuda_array_interface__(self):
+        """CUDA Array Interface v3 (zero-copy export to Numba, CuPy, PyTorch...)."""
+        cp = _backend.cupy()
+        s = cp.cuda.get_current_stream()
+        sp = s.ptr
+        if sp == 0:
+            sp = 1  # legacy default stream
+        return {
+            "shape": self._shape,
+            "typestr": self._dtype.str,
+            "descr": [("", self._dtype.str)],
+            "data": (self._ptr if self.size else 0, False),
+            "strides": None if self._is_c_contig() else self._strides,
+            "version": 3,
+            "stream": sp,
+        }
+
+    def __dlpack_device__(self):
+        """(kDLCUDA = 2, device ordinal)."""
+        return (2, self._device._id)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export (1.0 versioned capsules when max_version >= (1, 0)); host copy for kDLCPU."""
+        from ._dlpack import to_dlpack
+
+        return to_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    # ------------------------------------------------------------------ indexing
+    def __getitem__(self, key):
+        from ._indexing import getitem
+
+        return getitem(self, key)
+
+    def __setitem__(self, key, value):
+        from ._indexing import setitem
+
+        setitem(self, key, value)
+
+    # ------------------------------------------------------------------ operators
+    # Each operator is one call into the elementwise function of the same meaning.
+    def _binop(self, fname, other, reflected=False):
+        if not isinstance(other, (Array, bool, int, float, complex)):
+            return NotImplemented
+        f = getattr(_ew, fname)
+        return f(other, self) if reflected else f(self, other)
+
+    def _iop(self, fname, other):
+        if not isinstance(other, (Array, bool, int, float, complex)):
+            return NotImplemented
+        if isinstance(other, Array) and other is not self:
+            from ._indexing import _overlaps
+
+            if _overlaps(self, other) and (other._ptr, other._strides) != (self._ptr, self._strides):
+                from ._creation import _copy
+
+                other = _copy(other)
+        getattr(_ew, fname)._apply(self, other, self)
+        return self
+
+    def __add__(self, other, /):
+        return self._binop('add', other)
+
+    def __radd__(self, other, /):
+        return self._binop('add', other, True)
+
+    def __iadd__(self, other, /):
+        return self._iop('add', other)
+
+    def __sub__(self, other, /):
+        return self._binop('subtract', other)
+
+    def __rsub__(self, other, /):
+        return self._binop('subtract', other, True)
+
+    def __isub__(self, other, /):
+        return self._iop('subtract', other)
+
+    def __mul__(self, other, /):
+        return self._binop('multiply', other)
+
+    def __rmul__(self, other, /):
+        return self._binop('multiply', other, True)
+
+    def __imul__(self, other, /):
+        return self._iop('multiply', other)
+
+    def __truediv__(self, other, /):
+        return self._binop('divide', other)
+
+    def __rtruediv__(self, other, /):
+        return self._binop('divide', other, True)
+
+    def __itruediv__(self, other, /):
+        return self._iop('divide', other)
+
+    def __floordiv__(self, other, /):
+        return self._binop('floor_divide', other)
+
+    def __rfloordiv__(self, other, /):
+        return self._binop('floor_divide', other, True)
+
+    def __ifloordiv__(self, other, /):
+        return self._iop('floor_divide', other)
+
+    def __mod__(self, other, /):
+        return self._binop('remainder', other)
+
+    def __rmod__(self, other, /):
+        return self._binop('remainder', other, True)
+
+    def __imod__(self, other, /):
+        return self._iop('remainder', other)
+
+    def __pow__(self, other, /):
+        return self._binop('pow', other)
+
+    def __rpow__(self, other, /):
+        return self._binop('pow', other, True)
+
+    def __ipow__(self, other, /):
+        return self._iop('pow', other)
+
+    def __and__(self, other, /):
+        return self._binop('bitwise_and', other)
+
+    def __rand__(self, other, /):
+        return self._binop('bitwise_and', other, True)
+
+    def __iand__(self, other, /):
+        return self._iop('bitwise_and', other)
+
+    def __or__(self, other, /):
+        return self._binop('bitwise_or', other)
+
+    def __ror__(self, other, /):
+        return self._binop('bitwise_or', other, True)
+
+    def __ior__(self, other, /):
+        return self._iop('bitwise_or', other)
+
+    def __xor__(self, other, /):
+        return self._binop('bitwise_xor', other)
+
+    def __rxor__(self, other, /):
+        return self._binop('bitwise_xor', other, True)
+
+    def __ixor__(self, other, /):
+        return self._iop('bitwise_xor', other)
+
+    def __lshift__(self, other, /):
+        return self._binop('bitwise_left_shift', other)
+
+    def __rlshift__(self, other, /):
+        return self._binop('bitwise_left_shift', other, True)
+
+    def __ilshift__(self, other, /):
+        return self._iop('bitwise_left_shift', other)
+
+    def __rshift__(self, other, /):
+        return self._binop('bitwise_right_shift', other)
+
+    def __rrshift__(self, other, /):
+        return self._binop('bitwise_right_shift', other, True)
+
+    def __irshift__(self, other, /):
+        return self._iop('bitwise_right_shift', other)
+
+    def __eq__(self, other, /):
+        return self._binop('equal', other)
+
+    def __ne__(self, other, /):
+        return self._binop('not_equal', other)
+
+    def __lt__(self, other, /):
+        return self._binop('less', other)
+
+    def __le__(self, other, /):
+        return self._binop('less_equal', other)
+
+    def __gt__(self, other, /):
+        return self._binop('greater', other)
+
+    def __ge__(self, other, /):
+        return self._binop('greater_equal', other)
+
+    def __neg__(self, /):
+        return _ew.negative(self)
+
+    def __pos__(self, /):
+        return _ew.positive(self)
+
+    def __abs__(self, /):
+        return _ew.abs(self)
+
+    def __invert__(self, /):
+        return _ew.bitwise_invert(self)
+
+    def __matmul__(self, other, /):
+        from .linalg import matmul
+
+        return matmul(self, other) if isinstance(other, Array) else NotImplemented
+
+    def __rmatmul__(self, other, /):
+        from .linalg import matmul
+
+        return matmul(other, self) if isinstance(other, Array) else NotImplemented
+
+
+
+def _format(x: Array, repr_: bool) -> str:
+    """NumPy-style text of ``x`` (repr: ``Array([...], dtype=float32, device=cuda:0)``)."""
+    a = x._to_numpy()
+    if not repr_:
+        return np.array2string(a, separator=" ")
+    prefix = "Array("
+    if a.size == 0 and a.ndim != 1:
+        body = f"[], shape={a.shape}"
+    else:
+        body = np.array2string(a, separator=", ", prefix=prefix, threshold=1000)
+    return f"{prefix}{body}, dtype={x._dtype.name}, device={x._device})"
+
+
+
+__all__ = ["Array"]
+
+from . import _elementwise_funcs as _ew  # noqa: E402  (circular: it imports Array)

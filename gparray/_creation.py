@@ -1,0 +1,504 @@
+"""Creation functions (spec section "Creation Functions") and the host/device transfers
+they share: asarray, empty, zeros, ones, full, the *_like forms, arange, linspace, eye,
+tril, triu, meshgrid, plus astype (spec: data type functions) and from_dlpack's helpers."""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from . import _backend
+from . import _dtypes as _dt
+from ._array import Array
+from ._device import Device, normalize_device
+from ._engine import _elementwise as _ew
+from ._engine import _shapes
+from ._engine._launch import ctype, launch
+from ._memory import alloc
+
+_H2D, _D2H = 1, 2
+
+
+# ---------------------------------------------------------------------------- helpers
+def _normalize_shape(shape, name: str) -> tuple:
+    if isinstance(shape, (int, np.integer)) and not isinstance(shape, (bool, np.bool_)):
+        shape = (shape,)
+    try:
+        out = tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(f"{name}: shape must be an int or a tuple of ints, got {shape!r}") from None
+    if any(s < 0 for s in out):
+        raise ValueError(f"{name}: negative dimensions are not allowed, got {out}")
+    return out
+
+
+def _empty(shape: tuple, dtype, dev: Device) -> Array:
+    """Uninitialized C-contiguous array (no checks)."""
+    nbytes = _shapes.prod(shape) * dtype.itemsize
+    buf = alloc(nbytes, dev._id)
+    return Array._new(buf, 0, shape, _shapes.c_strides(shape, dtype.itemsize), dtype, dev)
+
+
+def _stream():
+    return _backend._cupy.cuda.get_current_stream()
+
+
+class _on_device:
+    """Context manager making ``dev`` current only when it is not already."""
+
+    __slots__ = ("dev", "ctx")
+
+    def __init__(self, dev: Device):
+        self.dev = dev
+        self.ctx = None
+
+    def __enter__(self):
+        cp = _backend.cupy()
+        if cp.cuda.runtime.getDevice() != self.dev._id:
+            self.ctx = cp.cuda.Device(self.dev._id)
+            self.ctx.__enter__()
+
+    def __exit__(self, *exc):
+        if self.ctx is not None:
+            self.ctx.__exit__(*exc)
+
+
+def _from_host(a: np.ndarray, dev: Device, dtype=None) -> Array:
+    """Upload NumPy array ``a`` (made C-contiguous) to ``dev``."""
+    if dtype is None:
+        dtype = _dt._normalize_dtype(a.dtype, "asarray")
+    a = np.ascontiguousarray(a, dtype=dtype)
+    out = _empty(a.shape, dtype, dev)
+    if a.nbytes:
+        cp = _backend.cupy()
+        with _on_device(dev):
+            cp.cuda.runtime.memcpyAsync(out._ptr, a.ctypes.data, a.nbytes, _H2D, _stream().ptr)
+    return out
+
+
+def _to_host(x: Array) -> np.ndarray:
+    """Download ``x`` into a new C-contiguous NumPy array (synchronizes the current stream)."""
+    out = np.empty(x._shape, dtype=x._dtype)
+    if out.nbytes == 0:
+        return out
+    src = x if x._is_c_contig() else _copy(x)
+    cp = _backend.cupy()
+    with _on_device(x._device):
+        s = _stream()
+        cp.cuda.runtime.memcpyAsync(out.ctypes.data, src._ptr, out.nbytes, _D2H, s.ptr)
+        s.synchronize()
+    return out
+
+
+def _copy(x: Array, dtype=None) -> Array:
+    """A new C-contiguous array with the values of ``x`` (converted to ``dtype``)."""
+    out = _empty(x._shape, x._dtype if dtype is None else dtype, x._device)
+    _ew.copy_into(out, x)
+    return out
+
+
+def _copy_to_device(x: Array, dev: Device, stream=None) -> Array:
+    """Peer copy of ``x`` to another GPU."""
+    src = x if x._is_c_contig() else _copy(x)
+    out = _empty(x._shape, x._dtype, dev)
+    if out.nbytes:
+        cp = _backend.cupy()
+        with _on_device(x._device):
+            s = _stream()
+            cp.cuda.runtime.memcpyPeerAsync(out._ptr, dev._id, src._ptr, x._device._id, out.nbytes, s.ptr)
+            s.synchronize()
+    return out
+
+
+def _check_device_arg(device, name):
+    return normalize_device(device, name)
+
+
+# ---------------------------------------------------------------------------- asarray
+def _infer_scalar_dtype(v, name: str):
+    if isinstance(v, (bool, np.bool_)):
+        return _dt.bool
+    if isinstance(v, int):
+        return _dt.int64
+    if isinstance(v, float):
+        return _dt.float64
+    if isinstance(v, complex):
+        return _dt.complex128
+    raise TypeError(f"{name}: expected a bool, int, float or complex, got {type(v).__name__}")
+
+
+def _nested_to_numpy(obj, dtype, name: str) -> np.ndarray:
+    """NumPy array of a Python scalar / nested sequence with the spec's default dtypes."""
+    if dtype is not None:
+        try:
+            return np.asarray(obj, dtype=dtype)
+        except OverflowError as e:
+            raise OverflowError(f"{name}: {e}") from None
+    a = np.asarray(obj)
+    k = a.dtype.kind
+    if k == "b":
+        return a
+    if k == "i":
+        return a.astype(np.int64, copy=False)
+    if k == "u":
+        if a.dtype == np.uint64 or a.dtype.itemsize == 8:
+            raise OverflowError(f"{name}: Python int out of range for the default integer dtype int64")
+        return a.astype(np.int64, copy=False)
+    if k == "f":
+        return a.astype(np.float64, copy=False)
+    if k == "c":
+        return a.astype(np.complex128, copy=False)
+    if k == "O":
+        raise OverflowError(f"{name}: Python int out of range for int64 (or an unsupported object)")
+    raise TypeError(f"{name}: cannot make an array from {type(obj).__name__} (NumPy dtype {a.dtype})")
+
+
+def _contains_arrays(obj) -> bool:
+    if isinstance(obj, Array):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_contains_arrays(o) for o in obj)
+    return False
+
+
+def _host_nested(obj):
+    """Replace gparray Arrays nested in lists/tuples by NumPy copies."""
+    if isinstance(obj, Array):
+        return obj._to_numpy()
+    if isinstance(obj, (list, tuple)):
+        return [_host_nested(o) for o in obj]
+    return obj
+
+
+def asarray(obj, /, *, dtype=None, device=None, copy=None):
+    """Convert ``obj`` (Array, CuPy/PyTorch/DLPack producer, NumPy array, scalar, nested
+    sequence or buffer) to an Array; ``copy`` follows the spec (False: never copy, or raise)."""
+    dtype = _dt._normalize_dtype(dtype, "asarray")
+    if isinstance(obj, Array):
+        dev = obj._device if device is None else normalize_device(device, "asarray")
+        same_dev = dev == obj._device
+        if (dtype is None or dtype == obj._dtype) and same_dev:
+            return _copy(obj) if copy else obj
+        if copy is False:
+            raise ValueError("asarray: copy=False, but changing dtype or device needs a copy")
+        x = obj if same_dev else obj.to_device(dev)
+        if dtype is not None and dtype != x._dtype:
+            return _copy(x, dtype)
+        return _copy(x) if (copy and x is obj) else x
+    # zero-copy device producers (CuPy, PyTorch CUDA tensors, ...)
+    cp_mod = _backend._cupy
+    if cp_mod is not None and isinstance(obj, cp_mod.ndarray):
+        from ._dlpack import wrap_cupy
+
+        return asarray(wrap_cupy(obj), dtype=dtype, device=device, copy=copy)
+    if hasattr(obj, "__dlpack_device__") and not isinstance(obj, np.ndarray):
+        try:
+            dev_type = int(obj.__dlpack_device__()[0])
+        except Exception:
+            dev_type = None
+        if dev_type in (2, 13):
+            from ._dlpack import from_dlpack
+
+            return asarray(from_dlpack(obj), dtype=dtype, device=device, copy=copy)
+    if hasattr(obj, "__cuda_array_interface__"):
+        cp = _backend.cupy()
+        return asarray(cp.asarray(obj), dtype=dtype, device=device, copy=copy)
+    # host data: always a copy
+    if copy is False:
+        raise ValueError("asarray: copy=False, but host data must be copied to the GPU")
+    dev = normalize_device(device, "asarray")
+    if isinstance(obj, np.ndarray) or isinstance(obj, np.generic):
+        a = np.asarray(obj)
+        if dtype is None:
+            dtype = _dt._normalize_dtype(a.dtype, "asarray")
+        return _from_host(a, dev, dtype)
+    if isinstance(obj, (bool, int, float, complex)):
+        if dtype is None:
+            dtype = _infer_scalar_dtype(obj, "asarray")
+        return _from_host(_nested_to_numpy(obj, dtype, "asarray"), dev, dtype)
+    if isinstance(obj, (list, tuple)):
+        if _contains_arrays(obj):
+            obj = _host_nested(obj)
+        a = _nested_to_numpy(obj, dtype, "asarray")
+        return _from_host(a, dev, _dt._normalize_dtype(a.dtype, "asarray") if dtype is None else dtype)
+    if isinstance(obj, (bytes, bytearray, memoryview)) or hasattr(obj, "__array_interface__") \
+            or hasattr(obj, "__array__"):
+        a = np.asarray(obj)
+        if a.dtype.kind == "O":
+            raise TypeError(f"asarray: cannot convert {type(obj).__name__} to an array")
+        return _from_host(a, dev, _dt._normalize_dtype(a.dtype, "asarray") if dtype is None else dtype)
+    raise TypeError(f"asarray: cannot convert {type(obj).__name__} to an array")
+
+
+# ---------------------------------------------------------------------------- filled arrays
+def empty(shape, *, dtype=None, device=None):
+    """Uninitialized array of ``shape`` (default dtype float64)."""
+    dtype = _dt._normalize_dtype(dtype, "empty") or _dt._default_float
+    return _empty(_normalize_shape(shape, "empty"), dtype, normalize_device(device, "empty"))
+
+
+def _memset0(x: Array):
+    if x.nbytes:
+        cp = _backend.cupy()
+        with _on_device(x._device):
+            cp.cuda.runtime.memsetAsync(x._ptr, 0, x.nbytes, _stream().ptr)
+
+
+def zeros(shape, *, dtype=None, device=None):
+    """Array of ``shape`` filled with zeros (default dtype float64)."""
+    dtype = _dt._normalize_dtype(dtype, "zeros") or _dt._default_float
+    out = _empty(_normalize_shape(shape, "zeros"), dtype, normalize_device(device, "zeros"))
+    _memset0(out)
+    return out
+
+
+def _fill_value_dtype(fill_value, name):
+    if isinstance(fill_value, Array):
+        if fill_value.ndim != 0:
+            raise ValueError(f"{name}: fill_value must be a scalar or a 0-d array")
+        return fill_value._dtype
+    return _infer_scalar_dtype(fill_value, name)
+
+
+def _fill_scalar(fill_value, dtype, name):
+    """``fill_value`` as a host scalar of ``dtype`` (OverflowError when it does not fit)."""
+    if isinstance(fill_value, Array):
+        fill_value = fill_value._to_numpy().reshape(()).item()
+    if dtype.kind in "iu" and isinstance(fill_value, (int, np.integer)) and not isinstance(fill_value, bool):
+        info = np.iinfo(dtype)
+        if not info.min <= int(fill_value) <= info.max:
+            raise OverflowError(f"{name}: fill value {fill_value} is out of range for {dtype}")
+    if dtype.kind in "iub" and isinstance(fill_value, complex):
+        raise TypeError(f"{name}: cannot fill a {dtype} array with a complex value")
+    if dtype.kind in "iu" and isinstance(fill_value, float):
+        if not math.isfinite(fill_value):
+            raise ValueError(f"{name}: cannot fill an integer array with {fill_value}")
+    if dtype.kind == "f" and isinstance(fill_value, complex):
+        raise TypeError(f"{name}: cannot fill a {dtype} array with a complex value")
+    return fill_value
+
+
+def full(shape, fill_value, *, dtype=None, device=None):
+    """Array of ``shape`` filled with ``fill_value`` (dtype inferred from it when None)."""
+    dtype = _dt._normalize_dtype(dtype, "full") or _fill_value_dtype(fill_value, "full")
+    v = _fill_scalar(fill_value, dtype, "full")
+    out = _empty(_normalize_shape(shape, "full"), dtype, normalize_device(device, "full"))
+    _ew.fill(out, v)
+    return out
+
+
+def ones(shape, *, dtype=None, device=None):
+    """Array of ``shape`` filled with ones (default dtype float64)."""
+    dtype = _dt._normalize_dtype(dtype, "ones") or _dt._default_float
+    out = _empty(_normalize_shape(shape, "ones"), dtype, normalize_device(device, "ones"))
+    _ew.fill(out, 1)
+    return out
+
+
+def _like(x, name, dtype, device):
+    if not isinstance(x, Array):
+        raise TypeError(f"{name}: expected a gparray Array, got {type(x).__name__}")
+    dtype = _dt._normalize_dtype(dtype, name) or x._dtype
+    dev = x._device if device is None else normalize_device(device, name)
+    return dtype, dev
+
+
+def empty_like(x, /, *, dtype=None, device=None):
+    """Uninitialized array with the shape (and by default dtype/device) of ``x``."""
+    dtype, dev = _like(x, "empty_like", dtype, device)
+    return _empty(x._shape, dtype, dev)
+
+
+def zeros_like(x, /, *, dtype=None, device=None):
+    """Zeros with the shape (and by default dtype/device) of ``x``."""
+    dtype, dev = _like(x, "zeros_like", dtype, device)
+    out = _empty(x._shape, dtype, dev)
+    _memset0(out)
+    return out
+
+
+def ones_like(x, /, *, dtype=None, device=None):
+    """Ones with the shape (and by default dtype/device) of ``x``."""
+    dtype, dev = _like(x, "ones_like", dtype, device)
+    out = _empty(x._shape, dtype, dev)
+    _ew.fill(out, 1)
+    return out
+
+
+def full_like(x, /, fill_value, *, dtype=None, device=None):
+    """``fill_value`` with the shape (and by default dtype/device) of ``x``."""
+    dtype, dev = _like(x, "full_like", dtype, device)
+    v = _fill_scalar(fill_value, dtype, "full_like")
+    out = _empty(x._shape, dtype, dev)
+    _ew.fill(out, v)
+    return out
+
+
+# ---------------------------------------------------------------------------- ranges
+def _is_real_scalar(v):
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
+    """Evenly spaced values in [start, stop) (NumPy's arange; default int64 or float64)."""
+    for v in (start, stop, step):
+        if v is not None and not _is_real_scalar(v):
+            raise TypeError(f"arange: start, stop and step must be real numbers, got {type(v).__name__}")
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    dtype = _dt._normalize_dtype(dtype, "arange")
+    all_int = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
+    if dtype is None:
+        dtype = _dt._default_int if all_int else _dt._default_float
+    if all_int:
+        n = max(0, -(-(int(stop) - int(start)) // int(step)))
+    else:
+        n = max(0, math.ceil((stop - start) / step))
+    if dtype.kind == "b" or dtype.kind == "c":
+        raise TypeError(f"arange: dtype {dtype} is not supported (real numeric dtypes only)")
+    dev = normalize_device(device, "arange")
+    out = _empty((n,), dtype, dev)
+    if n:
+        if all_int and dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            last = int(start) + (n - 1) * int(step)
+            if not (info.min <= int(start) <= info.max and info.min <= last <= info.max):
+                raise OverflowError(f"arange: values from {start} to {last} do not fit {dtype}")
+            acc, a0, st = "long long", np.int64(start), np.int64(step)
+        else:
+            acc, a0, st = "double", np.float64(start), np.float64((start + step) - start if not all_int else step)
+        launch("creation", f"gp_arange<{ctype(dtype)}, {acc}>", dev._id, (n + 255) // 256,
+               (np.uint64(out._ptr), a0, st, np.int64(n)))
+    return out
+
+
+def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
+    """``num`` evenly spaced samples from ``start`` to ``stop`` (inclusive when ``endpoint``)."""
+    for v in (start, stop):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, complex, np.number)):
+            raise TypeError(f"linspace: start and stop must be numbers, got {type(v).__name__}")
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"linspace: num must be non-negative, got {num}")
+    is_complex = isinstance(start, complex) or isinstance(stop, complex)
+    dtype = _dt._normalize_dtype(dtype, "linspace")
+    if dtype is None:
+        dtype = _dt._default_complex if is_complex else _dt._default_float
+    if dtype.kind not in "fc":
+        raise TypeError(f"linspace: dtype must be a floating-point dtype, got {dtype}")
+    if is_complex and dtype.kind != "c":
+        raise TypeError("linspace: complex start/stop need a complex dtype")
+    dev = normalize_device(device, "linspace")
+    out = _empty((num,), dtype, dev)
+    if num == 0:
+        return out
+    div = (num - 1) if endpoint else num
+    grid = (num + 255) // 256
+    if dtype.kind == "c":
+        s, e = complex(start), complex(stop)
+        d = (e - s) / div if div > 0 else 0j
+        real = "float" if dtype == _dt.complex64 else "double"
+        f = np.float64
+        launch("creation", f"gp_linspace_complex<{real}, double>", dev._id, grid,
+               (np.uint64(out._ptr), f(s.real), f(s.imag), f(e.real), f(e.imag), f(d.real), f(d.imag),
+                np.int64(num), np.bool_(endpoint and num > 1)))
+    else:
+        s, e = float(start), float(stop)
+        d = (e - s) / div if div > 0 else 0.0
+        launch("creation", f"gp_linspace<{ctype(dtype)}, double>", dev._id, grid,
+               (np.uint64(out._ptr), np.float64(s), np.float64(e), np.float64(d), np.int64(num),
+                np.bool_(endpoint and num > 1)))
+    return out
+
+
+def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
+    """2-D array with ones on diagonal ``k`` and zeros elsewhere."""
+    n_rows = operator.index(n_rows)
+    n_cols = n_rows if n_cols is None else operator.index(n_cols)
+    k = operator.index(k)
+    if n_rows < 0 or n_cols < 0:
+        raise ValueError(f"eye: dimensions must be non-negative, got ({n_rows}, {n_cols})")
+    dtype = _dt._normalize_dtype(dtype, "eye") or _dt._default_float
+    dev = normalize_device(device, "eye")
+    out = _empty((n_rows, n_cols), dtype, dev)
+    n = n_rows * n_cols
+    if n:
+        launch("creation", f"gp_eye<{ctype(dtype)}>", dev._id, (n + 255) // 256,
+               (np.uint64(out._ptr), np.int64(n_rows), np.int64(n_cols), np.int64(k)))
+    return out
+
+
+def _tri(x, k, upper: bool, name: str):
+    if not isinstance(x, Array):
+        raise TypeError(f"{name}: expected a gparray Array, got {type(x).__name__}")
+    if x.ndim < 2:
+        raise ValueError(f"{name}: expected an array with at least 2 dimensions, got {x.ndim}")
+    k = operator.index(k)
+    out = _copy(x)
+    n = out.size
+    if n:
+        rows, cols = x._shape[-2], x._shape[-1]
+        launch("creation", f"gp_tri_mask<{ctype(x._dtype)}, {'true' if upper else 'false'}>", x._device._id,
+               (n + 255) // 256, (np.uint64(out._ptr), np.int64(rows), np.int64(cols), np.int64(k), np.int64(n)))
+    return out
+
+
+def tril(x, /, *, k=0):
+    """Copy of ``x`` with the elements above diagonal ``k`` of the last two axes zeroed."""
+    return _tri(x, k, False, "tril")
+
+
+def triu(x, /, *, k=0):
+    """Copy of ``x`` with the elements below diagonal ``k`` of the last two axes zeroed."""
+    return _tri(x, k, True, "triu")
+
+
+def meshgrid(*arrays, indexing="xy"):
+    """Coordinate matrices from 1-D coordinate vectors (``indexing`` 'xy' or 'ij')."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    for a in arrays:
+        if not isinstance(a, Array):
+            raise TypeError(f"meshgrid: expected gparray Arrays, got {type(a).__name__}")
+        if a.ndim != 1:
+            raise ValueError(f"meshgrid: expected 1-D arrays, got {a.ndim} dimensions")
+    if len({a._dtype for a in arrays}) > 1:
+        raise ValueError("meshgrid: all arrays must have the same dtype")
+    if len({a._device for a in arrays}) > 1:
+        raise ValueError("meshgrid: all arrays must be on the same device")
+    n = len(arrays)
+    shape = [a._shape[0] for a in arrays]
+    if indexing == "xy" and n >= 2:
+        shape[0], shape[1] = shape[1], shape[0]
+    shape = tuple(shape)
+    outs = []
+    for i, a in enumerate(arrays):
+        axis = i
+        if indexing == "xy" and n >= 2 and i < 2:
+            axis = 1 - i
+        st = [0] * n
+        st[axis] = a._strides[0]
+        view = a._view(a._offset, shape, tuple(st))
+        outs.append(_copy(view))
+    return outs
+
+
+# ---------------------------------------------------------------------------- astype
+def astype(x, dtype, /, *, copy=True, device=None):
+    """Copy of ``x`` converted to ``dtype`` (``x`` itself when nothing changes and copy=False)."""
+    if not isinstance(x, Array):
+        raise TypeError(f"astype: expected a gparray Array, got {type(x).__name__}")
+    dtype = _dt._normalize_dtype(dtype, "astype")
+    if dtype is None:
+        raise TypeError("astype: dtype is required")
+    dev = x._device if device is None else normalize_device(device, "astype")
+    if dev != x._device:
+        x = x.to_device(dev)
+        if dtype == x._dtype:
+            return x
+    if dtype == x._dtype and not copy:
+        return x
+    return _copy(x, dtype)

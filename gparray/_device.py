@@ -1,0 +1,99 @@
+"""Device objects: ``Device(0)`` prints as ``cuda:0``; ``device=`` accepts a Device or "cuda:N"."""
+from __future__ import annotations
+
+from . import _backend
+
+
+class Device:
+    """A CUDA device, compared and hashed by its ordinal."""
+
+    __slots__ = ("_id",)
+
+    def __init__(self, ordinal: int = 0):
+        if isinstance(ordinal, bool) or not isinstance(ordinal, int) or ordinal < 0:
+            raise ValueError(f"Device: expected a non-negative int ordinal, got {ordinal!r}")
+        self._id = ordinal
+
+    @property
+    def id(self) -> int:
+        return self._id
+
+    def __eq__(self, other):
+        if isinstance(other, Device):
+            return self._id == other._id
+        if isinstance(other, str):
+            try:
+                return self._id == _parse(other)
+            except ValueError:
+                return False
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(("gparray.Device", self._id))
+
+    def __repr__(self):
+        return f"cuda:{self._id}"
+
+    __str__ = __repr__
+
+    def __enter__(self):
+        cp = _backend.cupy()
+        self._prev = None
+        dev = cp.cuda.Device(self._id)
+        dev.__enter__()
+        _ctx_stack.append(dev)
+        return self
+
+    def __exit__(self, *exc):
+        dev = _ctx_stack.pop()
+        dev.__exit__(*exc)
+
+
+_ctx_stack: list = []
+_cache: dict[int, Device] = {}
+
+
+def _parse(s: str) -> int:
+    s = s.strip().lower()
+    if s in ("cuda", "gpu"):
+        return 0
+    for prefix in ("cuda:", "gpu:"):
+        if s.startswith(prefix) and s[len(prefix):].isdigit():
+            return int(s[len(prefix):])
+    raise ValueError(f"device: expected a gparray.Device or 'cuda:N', got {s!r}")
+
+
+def get_device(ordinal: int) -> Device:
+    """The interned Device object for ``ordinal``."""
+    d = _cache.get(ordinal)
+    if d is None:
+        d = _cache[ordinal] = Device(ordinal)
+    return d
+
+
+def current_device() -> Device:
+    """The device CuPy considers current (cuda:0 unless a Device context is active)."""
+    cp = _backend.cupy()
+    return get_device(cp.cuda.runtime.getDevice())
+
+
+def normalize_device(device, name: str = "device") -> Device:
+    """Turn ``device=`` (None, Device, "cuda:N", int) into a Device; ValueError otherwise."""
+    if device is None:
+        return current_device()
+    if isinstance(device, Device):
+        dev = device
+    elif isinstance(device, str):
+        if device.strip().lower() == "cpu":
+            raise ValueError(f"{name}: gparray arrays live on CUDA devices, not 'cpu'")
+        dev = get_device(_parse(device))
+    elif isinstance(device, int) and not isinstance(device, bool) and device >= 0:
+        dev = get_device(device)
+    else:
+        raise ValueError(f"{name}: expected a gparray.Device or 'cuda:N', got {device!r}")
+    n = _backend.device_count()
+    if dev._id >= n:
+        if n == 0:
+            _backend.require_device(name)
+        raise ValueError(f"{name}: {dev} does not exist ({n} CUDA device(s) visible)")
+    return dev

@@ -1,0 +1,1 @@
+"""Engines: shape/stride algebra, elementwise launch planning, copies. Private."""

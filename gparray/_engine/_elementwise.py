@@ -1,0 +1,146 @@
+"""Elementwise engine: choose the contig or strided variant, allocate, launch.
+
+Every elementwise function, astype, copies and fills end here. Operands are gparray
+Arrays (or, for the scalar variant, one Array and a Python scalar converted to the
+compute type). Inputs are never copied: broadcasting is stride 0, mixed dtypes are
+converted inside the kernel.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _shapes
+from ._launch import (contig_grid, ctype, index_type, launch, nd_template, scalar_arg,
+                      strided_grid, strided_params)
+
+FAMILY = "elementwise"
+_ptr = np.uint64
+_i64 = np.int64
+
+
+def _estrides(x, shape):
+    """Element strides of Array ``x`` broadcast to ``shape``."""
+    isz = x._dtype.itemsize
+    st = tuple(s // isz for s in x._strides)
+    if x._shape == shape:
+        return st
+    return _shapes.broadcast_strides(x._shape, st, shape)
+
+
+def _plan(out, operands):
+    """(merged shape, [strides of out and each operand]) for a strided launch."""
+    shape = out._shape
+    strides = [_estrides(out, shape)] + [_estrides(x, shape) for x in operands]
+    return _shapes.merge_dims(shape, strides)
+
+
+def _all_contig(out, operands) -> bool:
+    if not out._is_c_contig():
+        return False
+    for x in operands:
+        if x._shape != out._shape or not x._is_c_contig():
+            return False
+    return True
+
+
+def _strided(kind: str, head: str, out, operands, extra_args, merged):
+    shape, strides = merged
+    n = out.size
+    nd = nd_template(len(shape))
+    spans = [_shapes.span_elements(shape, st) for st in strides]
+    idx = index_type(n, spans)
+    expr = f"gp_{kind}_strided<{head}, {nd}, {idx}>"
+    prm = strided_params(shape, strides, nd)
+    nparam = np.int32(n) if idx == "int" else _i64(n)
+    ptrs = [_ptr(out._ptr)] + [_ptr(x._ptr) for x in operands]
+    launch(FAMILY, expr, out._device._id, strided_grid(n), (*ptrs, *extra_args, prm, nparam))
+
+
+def unary(op: str, x, out, ct) -> None:
+    """out[...] = op(x) with compute type ``ct``; ``x`` broadcasts to ``out``."""
+    n = out.size
+    if n == 0:
+        return
+    head = f"op_{op}, {ctype(out._dtype)}, {ctype(ct)}, {ctype(x._dtype)}"
+    if _all_contig(out, (x,)):
+        launch(FAMILY, f"gp_unary_contig<{head}>", out._device._id,
+               contig_grid(n, out._dtype.itemsize, x._dtype.itemsize),
+               (_ptr(out._ptr), _ptr(x._ptr), _i64(n)))
+        return
+    merged = _plan(out, (x,))
+    if len(merged[0]) == 1 and merged[1][0] == (1,) and merged[1][1] == (1,):
+        launch(FAMILY, f"gp_unary_contig<{head}>", out._device._id,
+               contig_grid(n, out._dtype.itemsize, x._dtype.itemsize),
+               (_ptr(out._ptr), _ptr(x._ptr), _i64(n)))
+        return
+    _strided("unary", head, out, (x,), (), merged)
+
+
+def binary(op: str, a, b, out, ct) -> None:
+    """out[...] = op(a, b) with compute type ``ct``; ``a`` and ``b`` broadcast to ``out``."""
+    n = out.size
+    if n == 0:
+        return
+    head = f"op_{op}, {ctype(out._dtype)}, {ctype(ct)}, {ctype(a._dtype)}, {ctype(b._dtype)}"
+    if _all_contig(out, (a, b)):
+        launch(FAMILY, f"gp_binary_contig<{head}>", out._device._id,
+               contig_grid(n, out._dtype.itemsize, a._dtype.itemsize, b._dtype.itemsize),
+               (_ptr(out._ptr), _ptr(a._ptr), _ptr(b._ptr), _i64(n)))
+        return
+    merged = _plan(out, (a, b))
+    if len(merged[0]) == 1 and all(st == (1,) for st in merged[1]):
+        launch(FAMILY, f"gp_binary_contig<{head}>", out._device._id,
+               contig_grid(n, out._dtype.itemsize, a._dtype.itemsize, b._dtype.itemsize),
+               (_ptr(out._ptr), _ptr(a._ptr), _ptr(b._ptr), _i64(n)))
+        return
+    _strided("binary", head, out, (a, b), (), merged)
+
+
+def scalar(op: str, a, value, swap: bool, out, ct) -> None:
+    """out[...] = op(a, value) (or op(value, a) when ``swap``); ``value`` travels by value as ``ct``."""
+    n = out.size
+    if n == 0:
+        return
+    sw = "true" if swap else "false"
+    s = scalar_arg(value, ct)
+    tail = f"op_{op}, {ctype(out._dtype)}, {ctype(ct)}, {ctype(a._dtype)}, {sw}"
+    if _all_contig(out, (a,)):
+        launch(FAMILY, f"gp_scalar_contig<{tail}>", out._device._id,
+               contig_grid(n, out._dtype.itemsize, a._dtype.itemsize),
+               (_ptr(out._ptr), _ptr(a._ptr), s, _i64(n)))
+        return
+    merged = _plan(out, (a,))
+    if len(merged[0]) == 1 and merged[1][0] == (1,) and merged[1][1] == (1,):
+        launch(FAMILY, f"gp_scalar_contig<{tail}>", out._device._id,
+               contig_grid(n, out._dtype.itemsize, a._dtype.itemsize),
+               (_ptr(out._ptr), _ptr(a._ptr), s, _i64(n)))
+        return
+    _strided("scalar", tail, out, (a,), (s,), merged)
+
+
+def copy_into(dst, src) -> None:
+    """dst[...] = src, converting dtype in the kernel; ``src`` broadcasts to ``dst``."""
+    unary("identity", src, dst, dst._dtype)
+
+
+def fill(dst, value) -> None:
+    """dst[...] = value (already valid for dst's dtype)."""
+    n = dst.size
+    if n == 0:
+        return
+    t = ctype(dst._dtype)
+    v = scalar_arg(value, dst._dtype)
+    if dst._is_c_contig():
+        launch(FAMILY, f"gp_fill_contig<{t}>", dst._device._id, contig_grid(n, dst._dtype.itemsize),
+               (_ptr(dst._ptr), v, _i64(n)))
+        return
+    shape, strides = _shapes.merge_dims(dst._shape, [_estrides(dst, dst._shape)])
+    if len(shape) == 1 and strides[0] == (1,):
+        launch(FAMILY, f"gp_fill_contig<{t}>", dst._device._id, contig_grid(n, dst._dtype.itemsize),
+               (_ptr(dst._ptr), v, _i64(n)))
+        return
+    nd = nd_template(len(shape))
+    idx = index_type(n, [_shapes.span_elements(shape, strides[0])])
+    prm = strided_params(shape, strides, nd)
+    launch(FAMILY, f"gp_fill_strided<{t}, {nd}, {idx}>", dst._device._id, strided_grid(n),
+           (_ptr(dst._ptr), v, prm, np.int32(n) if idx == "int" else _i64(n)))

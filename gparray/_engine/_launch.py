@@ -1,0 +1,86 @@
+"""Kernel launch helpers shared by every engine: argument packing and device guards."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _backend
+from .._kernels._registry import ctype, get_kernel
+
+BLOCK = 256          # must match GP_BLOCK in include/gp/elementwise.cuh
+UNROLL = 2           # GP_UNROLL
+STRIDED_ITEMS = 4    # GP_STRIDED_ITEMS
+INT32_LIMIT = 2**31 - 1
+
+_param_dtypes: dict[int, np.dtype] = {}
+
+
+def nd_template(ndim: int) -> int:
+    """The ND template argument for a strided kernel of ``ndim`` (merged) dimensions."""
+    if ndim <= 4:
+        return 4
+    if ndim <= 16:
+        return 16
+    return 64
+
+
+def strided_params(shape, strides_list, nd: int):
+    """Pack (ndim, shape, strides of each operand) into the StridedParams<NARG, ND> struct."""
+    narg = len(strides_list)
+    size = 1 + nd * (narg + 1)
+    dt = _param_dtypes.get(size)
+    if dt is None:
+        dt = _param_dtypes[size] = np.dtype([("v", np.int64, (size,))])
+    rec = np.zeros((), dt)
+    v = rec["v"]
+    k = len(shape)
+    v[0] = k
+    v[1:1 + k] = shape
+    for j, st in enumerate(strides_list):
+        start = 1 + nd * (j + 1)
+        v[start:start + k] = st
+    return rec[()]
+
+
+def index_type(n: int, spans) -> str:
+    """'int' when every linear index and element offset fits 32 bits, else 'long long'."""
+    if n <= INT32_LIMIT and all(-INT32_LIMIT <= lo and hi <= INT32_LIMIT for lo, hi in spans):
+        return "int"
+    return "long long"
+
+
+def vec_width(*itemsizes) -> int:
+    """Elements per 16-byte vector access (mirrors gp::vec_width)."""
+    big = max(itemsizes)
+    return 1 if big >= 16 else 16 // big
+
+
+def contig_grid(n: int, *itemsizes) -> int:
+    """Blocks for a contiguous kernel over ``n`` elements."""
+    tile = BLOCK * vec_width(*itemsizes) * UNROLL
+    return (n + tile - 1) // tile
+
+
+def strided_grid(n: int) -> int:
+    """Blocks for a strided kernel over ``n`` elements."""
+    tile = BLOCK * STRIDED_ITEMS
+    return (n + tile - 1) // tile
+
+
+def scalar_arg(value, dtype):
+    """``value`` converted to a NumPy scalar of ``dtype`` (passed to the kernel by value)."""
+    return dtype.type(value)
+
+
+def launch(family: str, expr: str, device_id: int, grid: int, args, shared_mem: int = 0, block: int = BLOCK):
+    """Launch instance ``expr`` on ``device_id`` on the current stream."""
+    fn = get_kernel(family, expr, device_id)
+    cp = _backend._cupy
+    if cp.cuda.runtime.getDevice() != device_id:
+        with cp.cuda.Device(device_id):
+            fn((grid,), (block,), args, shared_mem=shared_mem)
+    else:
+        fn((grid,), (block,), args, shared_mem=shared_mem)
+
+
+__all__ = ["BLOCK", "ctype", "launch", "strided_params", "index_type", "nd_template",
+           "contig_grid", "strided_grid", "scalar_arg", "vec_width"]

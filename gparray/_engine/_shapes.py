@@ -1,0 +1,127 @@
+"""Shape and stride algebra, pure Python (tested on the CPU tier).
+
+Strides here are in *elements* unless a name says bytes.
+"""
+from __future__ import annotations
+
+import operator
+
+
+def prod(shape) -> int:
+    """Product of a shape's extents (1 for ())."""
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def c_strides(shape, itemsize: int = 1) -> tuple:
+    """C-order strides (in units of ``itemsize``) for ``shape``."""
+    strides = []
+    acc = itemsize
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def is_c_contiguous(shape, strides, itemsize: int) -> bool:
+    """True when (shape, byte strides) describe a C-contiguous layout (size-1 dims ignored)."""
+    acc = itemsize
+    for s, st in zip(reversed(shape), reversed(strides)):
+        if s == 0:
+            return True
+        if s != 1:
+            if st != acc:
+                return False
+            acc *= s
+    return True
+
+
+def broadcast_shapes(*shapes, name: str = "broadcast_shapes") -> tuple:
+    """The broadcast of ``shapes`` (NumPy rules); ValueError naming ``name`` otherwise."""
+    if len(shapes) == 1:
+        return tuple(shapes[0])
+    nd = max((len(s) for s in shapes), default=0)
+    out = [1] * nd
+    for s in shapes:
+        off = nd - len(s)
+        for i, d in enumerate(s):
+            cur = out[off + i]
+            if d == cur or d == 1:
+                continue
+            if cur == 1:
+                out[off + i] = d
+            else:
+                raise ValueError(f"{name}: shapes {', '.join(str(tuple(x)) for x in shapes)} "
+                                 f"cannot be broadcast together")
+    return tuple(out)
+
+
+def broadcast_strides(shape, strides, target) -> tuple:
+    """Strides that view an array of ``shape``/``strides`` as ``target`` (0 on new/size-1 dims)."""
+    off = len(target) - len(shape)
+    out = [0] * len(target)
+    for i, (s, st) in enumerate(zip(shape, strides)):
+        out[off + i] = 0 if (s == 1 and target[off + i] != 1) else st
+    return tuple(out)
+
+
+def merge_dims(shape, strides_list):
+    """Drop size-1 dimensions and merge adjacent ones that are contiguous for every operand.
+
+    ``strides_list`` holds one stride tuple per operand (same length as ``shape``).
+    Returns (shape, strides_list) with the fewest dimensions (at least one).
+    """
+    dims = [i for i, s in enumerate(shape) if s != 1]
+    if not dims:
+        return (1,), [(0,) for _ in strides_list]
+    new_shape = [shape[dims[0]]]
+    new_strides = [[st[dims[0]]] for st in strides_list]
+    for i in dims[1:]:
+        ext = shape[i]
+        if all(ns[-1] == st[i] * ext for ns, st in zip(new_strides, strides_list)):
+            new_shape[-1] *= ext
+            for ns, st in zip(new_strides, strides_list):
+                ns[-1] = st[i]
+        else:
+            new_shape.append(ext)
+            for ns, st in zip(new_strides, strides_list):
+                ns.append(st[i])
+    return tuple(new_shape), [tuple(ns) for ns in new_strides]
+
+
+def normalize_axis(axis, ndim: int, name: str) -> int:
+    """A non-negative axis for ``ndim`` dims; IndexError naming ``name`` when out of range."""
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{name}: axis must be an integer, got {type(axis).__name__}") from None
+    if not -ndim <= axis < ndim:
+        raise IndexError(f"{name}: axis {axis} is out of bounds for an array of dimension {ndim}")
+    return axis + ndim if axis < 0 else axis
+
+
+def normalize_axes(axis, ndim: int, name: str) -> tuple:
+    """Sorted unique non-negative axes from None/int/tuple; ValueError on repeats."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(normalize_axis(a, ndim, name) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError(f"{name}: repeated axis in {axis}")
+        return tuple(sorted(axes))
+    return (normalize_axis(axis, ndim, name),)
+
+
+def span_elements(shape, strides) -> tuple:
+    """(lowest, highest) element offset reachable from the origin of a strided view."""
+    lo = hi = 0
+    for s, st in zip(shape, strides):
+        if s == 0:
+            return 0, 0
+        if st > 0:
+            hi += (s - 1) * st
+        else:
+            lo += (s - 1) * st
+    return lo, hi

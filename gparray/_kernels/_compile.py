@@ -1,0 +1,225 @@
+"""NVRTC compilation of kernel families with an on-disk cubin cache.
+
+A *family* is one ``.cu`` file in this folder; an *instance* is a C++ template
+instantiation of one of its kernels, named by an NVRTC name expression such as
+``gp_binary_contig<op_add, float, float, float, float>``. Compilation goes through
+NVRTC (CuPy's bindings), never through a GPU, so the cache can be filled on a machine
+without one (``python -m gparray.warmup``).
+
+Cache layout (folder from ``GPARRAY_CACHE_DIR``, default ``~/.cache/gparray/kernels``):
+``<module-key>.cubin`` holds a JSON header (name expression -> lowered name) and the cubin;
+``<instance-key>.ref`` names the module that contains an instance. Keys are SHA-256 over
+the family source, every packaged header, the options, the target arch, the NVRTC version
+and gparray's version, so any change to one of them is a miss. Writes are atomic
+(temporary file + ``os.replace``).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+import tempfile
+
+from .._version import __version__
+
+KERNEL_DIR = pathlib.Path(__file__).resolve().parent
+INCLUDE_DIR = KERNEL_DIR / "include"
+OPTIONS = ("--std=c++17", "-default-device", "--minimal")
+
+_headers_digest: str | None = None
+_family_sources: dict[str, str] = {}
+_nvrtc_version: tuple | None = None
+
+
+class KernelCompileError(RuntimeError):
+    """NVRTC rejected a kernel instance; the message carries NVRTC's log."""
+
+
+def cache_dir() -> pathlib.Path:
+    """The kernel cache folder (``GPARRAY_CACHE_DIR`` or ``~/.cache/gparray/kernels``)."""
+    env = os.environ.get("GPARRAY_CACHE_DIR")
+    if env:
+        return pathlib.Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    root = pathlib.Path(xdg).expanduser() if xdg else pathlib.Path.home() / ".cache"
+    return root / "gparray" / "kernels"
+
+
+def family_source(family: str) -> str:
+    """The text of ``<family>.cu``."""
+    src = _family_sources.get(family)
+    if src is None:
+        path = KERNEL_DIR / f"{family}.cu"
+        if not path.is_file():
+            raise KeyError(f"get_kernel: no kernel family {family!r} ({path} is missing)")
+        src = _family_sources[family] = path.read_text()
+    return src
+
+
+def headers_digest() -> str:
+    """SHA-256 over every packaged header (name and content), computed once per process."""
+    global _headers_digest
+    if _headers_digest is None:
+        h = hashlib.sha256()
+        for p in sorted(INCLUDE_DIR.rglob("*.cuh")):
+            h.update(str(p.relative_to(INCLUDE_DIR)).encode())
+            h.update(b"\0")
+            h.update(p.read_bytes())
+            h.update(b"\0")
+        _headers_digest = h.hexdigest()
+    return _headers_digest
+
+
+def nvrtc_version() -> tuple:
+    """(major, minor) of the NVRTC library CuPy loads."""
+    global _nvrtc_version
+    if _nvrtc_version is None:
+        from cupy_backends.cuda.libs import nvrtc
+
+        _nvrtc_version = tuple(nvrtc.getVersion())
+    return _nvrtc_version
+
+
+def options_for(arch: str) -> tuple:
+    """Full NVRTC option tuple for target ``arch`` (e.g. "90" -> sm_90 cubin)."""
+    return OPTIONS + (f"-I{INCLUDE_DIR}", f"-arch=sm_{arch}")
+
+
+def _base_key(family: str, arch: str) -> hashlib.sha256:
+    h = hashlib.sha256()
+    for part in (family, family_source(family), headers_digest(), " ".join(OPTIONS), arch,
+                 ".".join(map(str, nvrtc_version())), __version__):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h
+
+
+def instance_key(family: str, expr: str, arch: str) -> str:
+    """Cache key of one instance."""
+    h = _base_key(family, arch)
+    h.update(expr.encode())
+    return h.hexdigest()
+
+
+def module_key(family: str, exprs: list[str], arch: str) -> str:
+    """Cache key of a module compiled from several instances."""
+    h = _base_key(family, arch)
+    for e in sorted(exprs):
+        h.update(e.encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def nvrtc_compile(family: str, exprs: list[str], arch: str) -> tuple[bytes, dict]:
+    """Compile ``exprs`` of ``family`` to one sm_<arch> cubin; returns (cubin, lowered names)."""
+    from cupy_backends.cuda.libs import nvrtc
+
+    src = family_source(family)
+    prog = nvrtc.createProgram(src, f"{family}.cu", (), ())
+    try:
+        for e in exprs:
+            nvrtc.addNameExpression(prog, e)
+        opts = options_for(arch)
+        try:
+            nvrtc.compileProgram(prog, opts)
+        except nvrtc.NVRTCError:
+            log = nvrtc.getProgramLog(prog)
+            raise KernelCompileError(
+                f"get_kernel: NVRTC failed to compile {family}.cu for sm_{arch} "
+                f"({len(exprs)} instance(s), first {exprs[0]!r}):\n{log}") from None
+        mapping = {e: nvrtc.getLoweredName(prog, e) for e in exprs}
+        return nvrtc.getCUBIN(prog), mapping
+    finally:
+        nvrtc.destroyProgram(prog)
+
+
+def _atomic_write(path: pathlib.Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _pack(cubin: bytes, mapping: dict) -> bytes:
+    head = json.dumps(mapping, sort_keys=True).encode()
+    return len(head).to_bytes(8, "little") + head + cubin
+
+
+def _unpack(data: bytes) -> tuple[bytes, dict]:
+    n = int.from_bytes(data[:8], "little")
+    mapping = json.loads(data[8:8 + n].decode())
+    return data[8 + n:], mapping
+
+
+def store(family: str, exprs: list[str], arch: str, cubin: bytes, mapping: dict) -> str:
+    """Write a compiled module and one reference per instance; returns the module key."""
+    d = cache_dir()
+    mkey = module_key(family, exprs, arch)
+    try:
+        _atomic_write(d / f"{mkey}.cubin", _pack(cubin, mapping))
+        for e in exprs:
+            _atomic_write(d / f"{instance_key(family, e, arch)}.ref", mkey.encode())
+    except OSError:
+        pass  # a read-only or full cache folder only costs recompiles
+    return mkey
+
+
+def load_cached(family: str, expr: str, arch: str) -> tuple[bytes, dict] | None:
+    """(cubin, mapping) of the cached module holding ``expr``, or None on a miss."""
+    d = cache_dir()
+    try:
+        mkey = (d / f"{instance_key(family, expr, arch)}.ref").read_text().strip()
+        data = (d / f"{mkey}.cubin").read_bytes()
+        cubin, mapping = _unpack(data)
+    except (OSError, ValueError):
+        return None
+    if expr not in mapping:
+        return None
+    return cubin, mapping
+
+
+def compile_cached(family: str, exprs: list[str], arch: str) -> tuple[bytes, dict]:
+    """Compile (or read from the cache) a module holding every instance in ``exprs``."""
+    if len(exprs) == 1:
+        hit = load_cached(family, exprs[0], arch)
+        if hit is not None:
+            return hit
+    cubin, mapping = nvrtc_compile(family, exprs, arch)
+    store(family, exprs, arch, cubin, mapping)
+    return cubin, mapping
+
+
+def clear_cache() -> int:
+    """Delete every cached kernel file; returns the number of files removed."""
+    d = cache_dir()
+    n = 0
+    if d.is_dir():
+        for p in d.iterdir():
+            if p.suffix in (".cubin", ".ref") or p.name.startswith(".tmp-"):
+                try:
+                    p.unlink()
+                    n += 1
+                except OSError:
+                    pass
+    return n
+
+
+def cache_size() -> tuple[int, int]:
+    """(number of files, total bytes) in the cache folder."""
+    d = cache_dir()
+    files = total = 0
+    if d.is_dir():
+        for p in d.iterdir():
+            if p.is_file():
+                files += 1
+                total += p.stat().st_size
+    return files, total

@@ -1,0 +1,101 @@
+"""Kernel registry: (family, name expression) -> loaded CUDA function, per device.
+
+The fast path is one dict lookup. On a miss the instance comes from the disk cache or is
+compiled by NVRTC (``_compile``), the module is loaded into the device's context with
+CuPy's ``cupy.cuda.function.Module`` (what ``cupy.RawModule`` wraps), and every function of
+the module is memoized, so a module compiled for many instances (warm-up) is loaded once.
+
+Families register the instances they can produce (``register_instances``) so the CPU tier
+can compile every one of them with NVRTC, and ``python -m gparray.warmup`` can fill the
+disk cache without a GPU.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _compile
+
+# C++ spelling of each dtype inside kernels (see include/gp/types.cuh)
+CTYPES = {
+    np.dtype("bool"): "bool",
+    np.dtype("int8"): "gp::int8",
+    np.dtype("int16"): "gp::int16",
+    np.dtype("int32"): "gp::int32",
+    np.dtype("int64"): "gp::int64",
+    np.dtype("uint8"): "gp::uint8",
+    np.dtype("uint16"): "gp::uint16",
+    np.dtype("uint32"): "gp::uint32",
+    np.dtype("uint64"): "gp::uint64",
+    np.dtype("float32"): "float",
+    np.dtype("float64"): "double",
+    np.dtype("complex64"): "gp::complex64",
+    np.dtype("complex128"): "gp::complex128",
+}
+
+_functions: dict = {}          # (device_id, family, expr) -> cupy Function
+_modules: list = []            # keep loaded modules alive
+_arch_of_device: dict = {}
+_instances: dict[str, set] = {}  # family -> registered name expressions
+
+
+def ctype(dtype) -> str:
+    """C++ type name used in name expressions for a NumPy dtype."""
+    return CTYPES[dtype]
+
+
+def register_instances(family: str, exprs) -> None:
+    """Declare instances a family can produce (for the compile-all test and warm-up)."""
+    _instances.setdefault(family, set()).update(exprs)
+
+
+def registered_instances() -> dict[str, list[str]]:
+    """Every registered instance, by family (call ``load_all_tables()`` first)."""
+    return {f: sorted(s) for f, s in _instances.items()}
+
+
+def device_arch(device_id: int) -> str:
+    """Target arch string ("90") for a device: its compute capability, capped at NVRTC's newest."""
+    arch = _arch_of_device.get(device_id)
+    if arch is None:
+        from .._backend import cupy
+
+        cp = cupy()
+        cc = int(cp.cuda.Device(device_id).compute_capability)
+        from cupy_backends.cuda.libs import nvrtc
+
+        try:
+            supported = [int(a) for a in nvrtc.getSupportedArchs()]
+            if supported and cc not in supported:
+                cc = max([a for a in supported if a <= cc] or [min(supported)])
+        except Exception:
+            pass
+        arch = _arch_of_device[device_id] = str(cc)
+    return arch
+
+
+def get_kernel(family: str, expr: str, device_id: int):
+    """The loaded function for instance ``expr`` of ``family`` on ``device_id``."""
+    fn = _functions.get((device_id, family, expr))
+    if fn is not None:
+        return fn
+    return _load(family, expr, device_id)
+
+
+def _load(family: str, expr: str, device_id: int):
+    from .._backend import cupy
+
+    cp = cupy()
+    arch = device_arch(device_id)
+    cubin, mapping = _compile.compile_cached(family, [expr], arch)
+    with cp.cuda.Device(device_id):
+        mod = cp.cuda.function.Module()
+        mod.load(cubin)
+    _modules.append(mod)
+    for e, lowered in mapping.items():
+        _functions[(device_id, family, e)] = mod.get_function(lowered)
+    return _functions[(device_id, family, expr)]
+
+
+def clear_memo() -> None:
+    """Forget loaded functions (the next call reloads from the disk cache)."""
+    _functions.clear()

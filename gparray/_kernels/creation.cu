@@ -1,0 +1,60 @@
+// gparray kernel family "creation": arange, linspace, eye and the tril/triu mask.
+#include "gp/types.cuh"
+
+#define GP_BLOCK 256
+
+// out[i] = start + i * step, computed in the accumulation type A (int64 or double or
+// complex), then converted, like NumPy's arange fill.
+template <class T, class A>
+__global__ void __launch_bounds__(GP_BLOCK) gp_arange(T* __restrict__ out, A start, A step, long long n) {
+    const long long i = static_cast<long long>(blockIdx.x) * GP_BLOCK + threadIdx.x;
+    if (i < n) out[i] = gp::cast<T>(start + static_cast<A>(i) * step);
+}
+
+// NumPy's linspace: start + i*step, with the last element exactly `stop` when endpoint.
+template <class T, class A>
+__global__ void __launch_bounds__(GP_BLOCK) gp_linspace(T* __restrict__ out, A start, A stop, A step, long long n,
+                                                      bool endpoint) {
+    const long long i = static_cast<long long>(blockIdx.x) * GP_BLOCK + threadIdx.x;
+    if (i < n) {
+        A v = (endpoint && i == n - 1) ? stop : start + static_cast<A>(static_cast<double>(i)) * step;
+        out[i] = gp::cast<T>(v);
+    }
+}
+
+// Complex linspace: interpolate real and imaginary parts separately.
+template <class T, class R>
+__global__ void __launch_bounds__(GP_BLOCK) gp_linspace_complex(gp::complex<T>* __restrict__ out, R sr, R si, R er,
+                                                              R ei, R dr, R di, long long n, bool endpoint) {
+    const long long i = static_cast<long long>(blockIdx.x) * GP_BLOCK + threadIdx.x;
+    if (i < n) {
+        R re, im;
+        if (endpoint && i == n - 1) { re = er; im = ei; }
+        else { re = sr + static_cast<R>(i) * dr; im = si + static_cast<R>(i) * di; }
+        out[i] = gp::complex<T>(static_cast<T>(re), static_cast<T>(im));
+    }
+}
+
+// out is an (rows, cols) C-contiguous matrix: 1 on diagonal k, 0 elsewhere.
+template <class T>
+__global__ void __launch_bounds__(GP_BLOCK) gp_eye(T* __restrict__ out, long long rows, long long cols, long long k) {
+    const long long i = static_cast<long long>(blockIdx.x) * GP_BLOCK + threadIdx.x;
+    if (i < rows * cols) {
+        const long long r = i / cols, c = i - r * cols;
+        out[i] = gp::cast<T>(c - r == k ? 1 : 0);
+    }
+}
+
+// In place on a C-contiguous stack of (rows, cols) matrices: zero the elements above
+// (UPPER=false, tril) or below (UPPER=true, triu) diagonal k.
+template <class T, bool UPPER>
+__global__ void __launch_bounds__(GP_BLOCK) gp_tri_mask(T* __restrict__ out, long long rows, long long cols, long long k,
+                                                      long long n) {
+    const long long i = static_cast<long long>(blockIdx.x) * GP_BLOCK + threadIdx.x;
+    if (i < n) {
+        const long long rc = i % (rows * cols);
+        const long long r = rc / cols, c = rc - r * cols;
+        const bool keep = UPPER ? (c - r >= k) : (c - r <= k);
+        if (!keep) out[i] = T();
+    }
+}

@@ -1,0 +1,205 @@
+// gparray: elementwise kernel templates. One functor type `Op` is applied to values loaded
+// as TA/TB, converted to the compute type CT, and the result converted to TO on store.
+// Variants: contig (flat loop, 16-byte vector loads when aligned), strided (N-d indexer),
+// and *_as / *_sa forms whose second/first operand is a scalar passed by value.
+#pragma once
+#include "types.cuh"
+#include "indexer.cuh"
+
+#ifndef GP_BLOCK
+#define GP_BLOCK 256
+#endif
+#define GP_UNROLL 2
+#define GP_STRIDED_ITEMS 4
+
+namespace gp {
+
+template <class T, int N>
+struct alignas(sizeof(T) * N) vec_t {
+    T v[N];
+};
+
+template <class A, class B = A, class C = A>
+struct vec_width {
+    static constexpr int big = sizeof(A) > sizeof(B) ? (sizeof(A) > sizeof(C) ? sizeof(A) : sizeof(C))
+                                                     : (sizeof(B) > sizeof(C) ? sizeof(B) : sizeof(C));
+    static constexpr int value = big >= 16 ? 1 : 16 / big;
+};
+
+template <int V, class T>
+__device__ __forceinline__ bool aligned_for(const T* p) {
+    return (reinterpret_cast<unsigned long long>(p) % (sizeof(T) * V)) == 0;
+}
+
+}  // namespace gp
+
+// ---------------------------------------------------------------- unary: out = Op(a)
+template <class Op, class TO, class CT, class TA>
+__global__ void __launch_bounds__(GP_BLOCK) gp_unary_contig(TO* __restrict__ out, const TA* __restrict__ a, long long n) {
+    constexpr int V = gp::vec_width<TO, TA>::value;
+    constexpr int TILE = GP_BLOCK * V * GP_UNROLL;
+    const long long base = static_cast<long long>(blockIdx.x) * TILE;
+    Op op;
+    if (base + TILE <= n && gp::aligned_for<V>(out) && gp::aligned_for<V>(a)) {
+        gp::vec_t<TA, V> va[GP_UNROLL];
+#pragma unroll
+        for (int u = 0; u < GP_UNROLL; ++u)
+            va[u] = reinterpret_cast<const gp::vec_t<TA, V>*>(a + base)[threadIdx.x + u * GP_BLOCK];
+#pragma unroll
+        for (int u = 0; u < GP_UNROLL; ++u) {
+            gp::vec_t<TO, V> vo;
+#pragma unroll
+            for (int j = 0; j < V; ++j) vo.v[j] = gp::cast<TO>(op(gp::cast<CT>(va[u].v[j])));
+            reinterpret_cast<gp::vec_t<TO, V>*>(out + base)[threadIdx.x + u * GP_BLOCK] = vo;
+        }
+    } else {
+        const long long end = base + TILE < n ? base + TILE : n;
+        for (long long i = base + threadIdx.x; i < end; i += GP_BLOCK) out[i] = gp::cast<TO>(op(gp::cast<CT>(a[i])));
+    }
+}
+
+template <class Op, class TO, class CT, class TA, int ND, class IdxT>
+__global__ void __launch_bounds__(GP_BLOCK) gp_unary_strided(TO* __restrict__ out, const TA* __restrict__ a,
+                                                           gp::StridedParams<2, ND> prm, IdxT n) {
+    Op op;
+    const IdxT base = static_cast<IdxT>(blockIdx.x) * (GP_BLOCK * GP_STRIDED_ITEMS) + threadIdx.x;
+#pragma unroll
+    for (int j = 0; j < GP_STRIDED_ITEMS; ++j) {
+        const IdxT i = base + j * GP_BLOCK;
+        if (i < n) {
+            IdxT off[2];
+            gp::strided_offsets<2, ND, IdxT>(prm, i, off);
+            out[off[0]] = gp::cast<TO>(op(gp::cast<CT>(a[off[1]])));
+        }
+    }
+}
+
+// ---------------------------------------------------------------- binary: out = Op(a, b)
+template <class Op, class TO, class CT, class TA, class TB>
+__global__ void __launch_bounds__(GP_BLOCK) gp_binary_contig(TO* __restrict__ out, const TA* __restrict__ a,
+                                                           const TB* __restrict__ b, long long n) {
+    constexpr int V = gp::vec_width<TO, TA, TB>::value;
+    constexpr int TILE = GP_BLOCK * V * GP_UNROLL;
+    const long long base = static_cast<long long>(blockIdx.x) * TILE;
+    Op op;
+    if (base + TILE <= n && gp::aligned_for<V>(out) && gp::aligned_for<V>(a) && gp::aligned_for<V>(b)) {
+        gp::vec_t<TA, V> va[GP_UNROLL];
+        gp::vec_t<TB, V> vb[GP_UNROLL];
+#pragma unroll
+        for (int u = 0; u < GP_UNROLL; ++u) {
+            va[u] = reinterpret_cast<const gp::vec_t<TA, V>*>(a + base)[threadIdx.x + u * GP_BLOCK];
+            vb[u] = reinterpret_cast<const gp::vec_t<TB, V>*>(b + base)[threadIdx.x + u * GP_BLOCK];
+        }
+#pragma unroll
+        for (int u = 0; u < GP_UNROLL; ++u) {
+            gp::vec_t<TO, V> vo;
+#pragma unroll
+            for (int j = 0; j < V; ++j)
+                vo.v[j] = gp::cast<TO>(op(gp::cast<CT>(va[u].v[j]), gp::cast<CT>(vb[u].v[j])));
+            reinterpret_cast<gp::vec_t<TO, V>*>(out + base)[threadIdx.x + u * GP_BLOCK] = vo;
+        }
+    } else {
+        const long long end = base + TILE < n ? base + TILE : n;
+        for (long long i = base + threadIdx.x; i < end; i += GP_BLOCK)
+            out[i] = gp::cast<TO>(op(gp::cast<CT>(a[i]), gp::cast<CT>(b[i])));
+    }
+}
+
+template <class Op, class TO, class CT, class TA, class TB, int ND, class IdxT>
+__global__ void __launch_bounds__(GP_BLOCK) gp_binary_strided(TO* __restrict__ out, const TA* __restrict__ a,
+                                                            const TB* __restrict__ b, gp::StridedParams<3, ND> prm,
+                                                            IdxT n) {
+    Op op;
+    const IdxT base = static_cast<IdxT>(blockIdx.x) * (GP_BLOCK * GP_STRIDED_ITEMS) + threadIdx.x;
+#pragma unroll
+    for (int j = 0; j < GP_STRIDED_ITEMS; ++j) {
+        const IdxT i = base + j * GP_BLOCK;
+        if (i < n) {
+            IdxT off[3];
+            gp::strided_offsets<3, ND, IdxT>(prm, i, off);
+            out[off[0]] = gp::cast<TO>(op(gp::cast<CT>(a[off[1]]), gp::cast<CT>(b[off[2]])));
+        }
+    }
+}
+
+// ------------------------------------------- binary with a scalar operand passed by value
+// SWAP=false: out = Op(a, s); SWAP=true: out = Op(s, a).
+template <class Op, class TO, class CT, class TA, bool SWAP>
+__global__ void __launch_bounds__(GP_BLOCK) gp_scalar_contig(TO* __restrict__ out, const TA* __restrict__ a, CT s,
+                                                           long long n) {
+    constexpr int V = gp::vec_width<TO, TA>::value;
+    constexpr int TILE = GP_BLOCK * V * GP_UNROLL;
+    const long long base = static_cast<long long>(blockIdx.x) * TILE;
+    Op op;
+    if (base + TILE <= n && gp::aligned_for<V>(out) && gp::aligned_for<V>(a)) {
+        gp::vec_t<TA, V> va[GP_UNROLL];
+#pragma unroll
+        for (int u = 0; u < GP_UNROLL; ++u)
+            va[u] = reinterpret_cast<const gp::vec_t<TA, V>*>(a + base)[threadIdx.x + u * GP_BLOCK];
+#pragma unroll
+        for (int u = 0; u < GP_UNROLL; ++u) {
+            gp::vec_t<TO, V> vo;
+#pragma unroll
+            for (int j = 0; j < V; ++j) {
+                const CT x = gp::cast<CT>(va[u].v[j]);
+                vo.v[j] = gp::cast<TO>(SWAP ? op(s, x) : op(x, s));
+            }
+            reinterpret_cast<gp::vec_t<TO, V>*>(out + base)[threadIdx.x + u * GP_BLOCK] = vo;
+        }
+    } else {
+        const long long end = base + TILE < n ? base + TILE : n;
+        for (long long i = base + threadIdx.x; i < end; i += GP_BLOCK) {
+            const CT x = gp::cast<CT>(a[i]);
+            out[i] = gp::cast<TO>(SWAP ? op(s, x) : op(x, s));
+        }
+    }
+}
+
+template <class Op, class TO, class CT, class TA, bool SWAP, int ND, class IdxT>
+__global__ void __launch_bounds__(GP_BLOCK) gp_scalar_strided(TO* __restrict__ out, const TA* __restrict__ a, CT s,
+                                                            gp::StridedParams<2, ND> prm, IdxT n) {
+    Op op;
+    const IdxT base = static_cast<IdxT>(blockIdx.x) * (GP_BLOCK * GP_STRIDED_ITEMS) + threadIdx.x;
+#pragma unroll
+    for (int j = 0; j < GP_STRIDED_ITEMS; ++j) {
+        const IdxT i = base + j * GP_BLOCK;
+        if (i < n) {
+            IdxT off[2];
+            gp::strided_offsets<2, ND, IdxT>(prm, i, off);
+            const CT x = gp::cast<CT>(a[off[1]]);
+            out[off[0]] = gp::cast<TO>(SWAP ? op(s, x) : op(x, s));
+        }
+    }
+}
+
+// ---------------------------------------------------------------- fill: out[...] = v
+template <class T>
+__global__ void __launch_bounds__(GP_BLOCK) gp_fill_contig(T* __restrict__ out, T v, long long n) {
+    constexpr int V = gp::vec_width<T>::value;
+    constexpr int TILE = GP_BLOCK * V * GP_UNROLL;
+    const long long base = static_cast<long long>(blockIdx.x) * TILE;
+    if (base + TILE <= n && gp::aligned_for<V>(out)) {
+        gp::vec_t<T, V> vo;
+#pragma unroll
+        for (int j = 0; j < V; ++j) vo.v[j] = v;
+#pragma unroll
+        for (int u = 0; u < GP_UNROLL; ++u) reinterpret_cast<gp::vec_t<T, V>*>(out + base)[threadIdx.x + u * GP_BLOCK] = vo;
+    } else {
+        const long long end = base + TILE < n ? base + TILE : n;
+        for (long long i = base + threadIdx.x; i < end; i += GP_BLOCK) out[i] = v;
+    }
+}
+
+template <class T, int ND, class IdxT>
+__global__ void __launch_bounds__(GP_BLOCK) gp_fill_strided(T* __restrict__ out, T v, gp::StridedParams<1, ND> prm, IdxT n) {
+    const IdxT base = static_cast<IdxT>(blockIdx.x) * (GP_BLOCK * GP_STRIDED_ITEMS) + threadIdx.x;
+#pragma unroll
+    for (int j = 0; j < GP_STRIDED_ITEMS; ++j) {
+        const IdxT i = base + j * GP_BLOCK;
+        if (i < n) {
+            IdxT off[1];
+            gp::strided_offsets<1, ND, IdxT>(prm, i, off);
+            out[off[0]] = v;
+        }
+    }
+}

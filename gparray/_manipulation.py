@@ -1,0 +1,237 @@
+"""Manipulation functions (spec section "Manipulation Functions"): views where the layout
+allows (reshape of contiguous data, broadcast_to, expand_dims, squeeze, permute_dims,
+flip, moveaxis), copies otherwise (concat, stack)."""
+from __future__ import annotations
+
+import operator
+
+from . import _dtypes as _dt
+from ._array import Array
+from ._engine import _elementwise as _ew
+from ._engine import _shapes
+
+
+def _check(x, name):
+    if not isinstance(x, Array):
+        raise TypeError(f"{name}: expected a gparray Array, got {type(x).__name__}")
+
+
+def _reshape_strides(shape, strides, new_shape):
+    """Byte strides viewing (shape, strides) as new_shape without a copy, or None."""
+    # NumPy's attempt_nocopy_reshape: walk groups of old and new dims with equal products.
+    old = [(s, st) for s, st in zip(shape, strides) if s != 1]
+    new_strides = [0] * len(new_shape)
+    oi = ni = 0
+    on, nn = len(old), len(new_shape)
+    # skip size-1 dims of new shape by treating them separately
+    new_idx = [i for i, s in enumerate(new_shape) if s != 1]
+    nn = len(new_idx)
+    while oi < on and ni < nn:
+        op, np_ = old[oi][0], new_shape[new_idx[ni]]
+        oj, nj = oi + 1, ni + 1
+        while op != np_:
+            if np_ < op:
+                np_ *= new_shape[new_idx[nj]]
+                nj += 1
+            else:
+                op *= old[oj][0]
+                oj += 1
+        for k in range(oi, oj - 1):
+            if old[k][1] != old[k + 1][0] * old[k + 1][1]:
+                return None
+        st = old[oj - 1][1]
+        for k in range(nj - 1, ni - 1, -1):
+            new_strides[new_idx[k]] = st
+            st *= new_shape[new_idx[k]]
+        oi, ni = oj, nj
+    return tuple(new_strides)
+
+
+def reshape(x, /, shape, *, copy=None):
+    """``x`` with a new shape (a view when the layout allows; ``copy`` per spec)."""
+    _check(x, "reshape")
+    if isinstance(shape, int):
+        shape = (shape,)
+    shape = tuple(operator.index(s) for s in shape)
+    if shape.count(-1) > 1:
+        raise ValueError("reshape: can only specify one unknown dimension (-1)")
+    if any(s < -1 for s in shape):
+        raise ValueError(f"reshape: invalid shape {shape}")
+    size = x.size
+    if -1 in shape:
+        known = _shapes.prod(s for s in shape if s != -1)
+        if known == 0 or size % known:
+            raise ValueError(f"reshape: cannot reshape array of size {size} into shape {shape}")
+        shape = tuple(size // known if s == -1 else s for s in shape)
+    if _shapes.prod(shape) != size:
+        raise ValueError(f"reshape: cannot reshape array of size {size} into shape {shape}")
+    if not copy:
+        if x._is_c_contig():
+            return x._view(x._offset, shape, _shapes.c_strides(shape, x._dtype.itemsize))
+        st = _reshape_strides(x._shape, x._strides, shape) if size else None
+        if st is not None:
+            return x._view(x._offset, shape, st)
+        if copy is False:
+            raise ValueError("reshape: copy=False, but this reshape needs a copy")
+    from ._creation import _copy
+
+    c = _copy(x)
+    return c._view(c._offset, shape, _shapes.c_strides(shape, x._dtype.itemsize))
+
+
+def broadcast_to(x, /, shape):
+    """A read-only-by-convention view of ``x`` broadcast to ``shape`` (stride 0)."""
+    _check(x, "broadcast_to")
+    shape = tuple(operator.index(s) for s in shape)
+    if len(shape) < x.ndim or _shapes.broadcast_shapes(x._shape, shape, name="broadcast_to") != shape:
+        raise ValueError(f"broadcast_to: cannot broadcast shape {x._shape} to {shape}")
+    return x._view(x._offset, shape, _shapes.broadcast_strides(x._shape, x._strides, shape))
+
+
+def broadcast_arrays(*arrays):
+    """Views of ``arrays`` broadcast against each other."""
+    for a in arrays:
+        _check(a, "broadcast_arrays")
+    shape = _shapes.broadcast_shapes(*(a._shape for a in arrays), name="broadcast_arrays")
+    return [broadcast_to(a, shape) for a in arrays]
+
+
+def broadcast_shapes(*shapes):
+    """The shape that ``shapes`` broadcast to."""
+    return _shapes.broadcast_shapes(*(tuple(operator.index(s) for s in sh) for sh in shapes))
+
+
+def expand_dims(x, /, axis=0):
+    """View of ``x`` with new length-1 axes inserted at ``axis`` (int or tuple)."""
+    _check(x, "expand_dims")
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    nd = x.ndim + len(axes)
+    norm = []
+    for a in axes:
+        a = operator.index(a)
+        if not -nd <= a < nd:
+            raise IndexError(f"expand_dims: axis {a} is out of bounds for the result's {nd} dimensions")
+        norm.append(a + nd if a < 0 else a)
+    if len(set(norm)) != len(norm):
+        raise ValueError(f"expand_dims: repeated axis in {axis}")
+    shape, strides = list(x._shape), list(x._strides)
+    for a in sorted(norm):
+        shape.insert(a, 1)
+        strides.insert(a, 0)
+    return x._view(x._offset, tuple(shape), tuple(strides))
+
+
+def squeeze(x, /, axis):
+    """View of ``x`` without the length-1 axes named by ``axis``."""
+    _check(x, "squeeze")
+    axes = _shapes.normalize_axes(axis, x.ndim, "squeeze")
+    for a in axes:
+        if x._shape[a] != 1:
+            raise ValueError(f"squeeze: cannot remove axis {a} of length {x._shape[a]}")
+    keep = [i for i in range(x.ndim) if i not in axes]
+    return x._view(x._offset, tuple(x._shape[i] for i in keep), tuple(x._strides[i] for i in keep))
+
+
+def permute_dims(x, /, axes):
+    """View of ``x`` with its axes permuted."""
+    _check(x, "permute_dims")
+    axes = tuple(_shapes.normalize_axis(a, x.ndim, "permute_dims") for a in axes)
+    if sorted(axes) != list(range(x.ndim)):
+        raise ValueError(f"permute_dims: {axes} is not a permutation of the {x.ndim} axes")
+    return x._view(x._offset, tuple(x._shape[a] for a in axes), tuple(x._strides[a] for a in axes))
+
+
+def matrix_transpose(x, /):
+    """View of ``x`` with its last two axes swapped."""
+    _check(x, "matrix_transpose")
+    return x.mT
+
+
+def moveaxis(x, source, destination, /):
+    """View of ``x`` with axes moved from ``source`` to ``destination``."""
+    _check(x, "moveaxis")
+    src = source if isinstance(source, tuple) else (source,)
+    dst = destination if isinstance(destination, tuple) else (destination,)
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: source and destination must have the same number of axes")
+    src = [_shapes.normalize_axis(a, x.ndim, "moveaxis") for a in src]
+    dst = [_shapes.normalize_axis(a, x.ndim, "moveaxis") for a in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError("moveaxis: repeated axis")
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute_dims(x, tuple(order))
+
+
+def flip(x, /, *, axis=None):
+    """View of ``x`` with the order of elements reversed along ``axis``."""
+    _check(x, "flip")
+    axes = _shapes.normalize_axes(axis, x.ndim, "flip")
+    offset, strides = x._offset, list(x._strides)
+    for a in axes:
+        if x._shape[a] > 0:
+            offset += (x._shape[a] - 1) * strides[a]
+        strides[a] = -strides[a]
+    return x._view(offset, x._shape, tuple(strides))
+
+
+def _join_checks(arrays, name):
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError(f"{name}: need at least one array")
+    for a in arrays:
+        _check(a, name)
+    if len({a._device for a in arrays}) > 1:
+        raise ValueError(f"{name}: arrays are on different devices")
+    return arrays, _dt._result_type(*(a._dtype for a in arrays))
+
+
+def concat(arrays, /, *, axis=0):
+    """Join ``arrays`` along an existing axis (axis=None: flatten first)."""
+    from ._creation import _empty
+
+    arrays, dtype = _join_checks(arrays, "concat")
+    if axis is None:
+        arrays = [reshape(a, (-1,)) for a in arrays]
+        axis = 0
+    nd = arrays[0].ndim
+    if nd == 0:
+        raise ValueError("concat: zero-dimensional arrays cannot be concatenated")
+    axis = _shapes.normalize_axis(axis, nd, "concat")
+    for a in arrays:
+        if a.ndim != nd or any(a._shape[i] != arrays[0]._shape[i] for i in range(nd) if i != axis):
+            raise ValueError(f"concat: shapes {[a._shape for a in arrays]} do not match off axis {axis}")
+    shape = list(arrays[0]._shape)
+    shape[axis] = sum(a._shape[axis] for a in arrays)
+    out = _empty(tuple(shape), dtype, arrays[0]._device)
+    pos = 0
+    for a in arrays:
+        k = a._shape[axis]
+        if k:
+            view = out._view(out._offset + pos * out._strides[axis],
+                             a._shape, out._strides)
+            _ew.copy_into(view, a)
+        pos += k
+    return out
+
+
+def stack(arrays, /, *, axis=0):
+    """Join same-shaped ``arrays`` along a new axis."""
+    arrays, dtype = _join_checks(arrays, "stack")
+    shape = arrays[0]._shape
+    if any(a._shape != shape for a in arrays):
+        raise ValueError(f"stack: all arrays must have the same shape, got {[a._shape for a in arrays]}")
+    nd = len(shape) + 1
+    axis = _shapes.normalize_axis(axis, nd, "stack")
+    return concat([expand_dims(a, axis=axis) for a in arrays], axis=axis)
+
+
+def unstack(x, /, *, axis=0):
+    """Tuple of views of ``x`` split along ``axis``."""
+    _check(x, "unstack")
+    if x.ndim == 0:
+        raise ValueError("unstack: input must have at least one dimension")
+    axis = _shapes.normalize_axis(axis, x.ndim, "unstack")
+    moved = moveaxis(x, axis, 0)
+    return tuple(moved[i] for i in range(moved._shape[0]))

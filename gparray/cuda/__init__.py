@@ -1,0 +1,44 @@
+"""gparray.cuda: the CUDA runtime side of gparray (devices, synchronization, memory pool
+statistics and limits, kernel cache control)."""
+from __future__ import annotations
+
+from .._backend import CUDAUnavailableError, device_count, has_cuda
+from .._device import Device, current_device
+from .._kernels import _compile as _kc
+from ._memory_api import *  # noqa: F401,F403  (memory_stats, empty_cache, OutOfMemoryError, ...)
+from ._memory_api import __all__ as _memory_all
+
+
+def synchronize(device=None) -> None:
+    """Wait until every kernel queued on ``device`` (default: current) has finished."""
+    from .. import _backend
+    from .._device import normalize_device
+
+    cp = _backend.cupy()
+    dev = normalize_device(device, "synchronize")
+    with cp.cuda.Device(dev.id):
+        cp.cuda.Device(dev.id).synchronize()
+
+
+def clear_kernel_cache(memory: bool = True) -> int:
+    """Delete the on-disk kernel cache (and forget loaded kernels); returns files removed."""
+    if memory:
+        from .._kernels import _registry
+
+        _registry.clear_memo()
+    return _kc.clear_cache()
+
+
+def kernel_cache_dir() -> str:
+    """The kernel cache folder (``GPARRAY_CACHE_DIR`` or ``~/.cache/gparray/kernels``)."""
+    return str(_kc.cache_dir())
+
+
+def kernel_cache_info() -> dict:
+    """{'dir', 'files', 'bytes'} of the on-disk kernel cache."""
+    files, total = _kc.cache_size()
+    return {"dir": str(_kc.cache_dir()), "files": files, "bytes": total}
+
+
+__all__ = ["CUDAUnavailableError", "Device", "clear_kernel_cache", "current_device", "device_count",
+           "has_cuda", "kernel_cache_dir", "kernel_cache_info", "synchronize"] + list(_memory_all)
