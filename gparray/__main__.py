@@ -54,6 +54,12 @@ def _try(fn, default="unavailable"):
 # --------------------------------------------------------------------------- report
 
 def _kernel_cache_dir(xp):
+    public = getattr(getattr(xp, "cuda", None), "kernel_cache_dir", None)
+    if callable(public):
+        try:
+            return str(public())
+        except Exception:
+            pass
     kernels = getattr(xp, "_kernels", None)
     if kernels is None:
         try:
