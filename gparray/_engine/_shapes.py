@@ -27,10 +27,10 @@ def c_strides(shape, itemsize: int = 1) -> tuple:
 
 def is_c_contiguous(shape, strides, itemsize: int) -> bool:
     """True when (shape, byte strides) describe a C-contiguous layout (size-1 dims ignored)."""
+    if 0 in shape:
+        return True
     acc = itemsize
     for s, st in zip(reversed(shape), reversed(strides)):
-        if s == 0:
-            return True
         if s != 1:
             if st != acc:
                 return False

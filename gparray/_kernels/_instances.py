@@ -1,0 +1,100 @@
+"""The kernel instances gparray's foundation can launch, by family.
+
+Used by the CPU-tier compile-all test and by ``python -m gparray.warmup``. Op tables of
+later families add theirs through ``instances(ops=...)``'s ``extra`` hooks.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._registry import CTYPES
+
+ALL = list(CTYPES)
+_ND = (4, 16, 64)
+_IDX = ("int", "long long")
+
+
+def _c(dt) -> str:
+    return CTYPES[dt]
+
+
+def copy_instances(strided: bool = True) -> list[str]:
+    """astype/copy: unary identity for every (to, from) dtype pair."""
+    out = []
+    for to in ALL:
+        for frm in ALL:
+            head = f"op_identity, {_c(to)}, {_c(to)}, {_c(frm)}"
+            out.append(f"gp_unary_contig<{head}>")
+            if strided:
+                out.append(f"gp_unary_strided<{head}, 4, int>")
+    return out
+
+
+def fill_instances() -> list[str]:
+    """fill for every dtype, contiguous and strided."""
+    out = []
+    for dt in ALL:
+        out.append(f"gp_fill_contig<{_c(dt)}>")
+        for nd in _ND:
+            for idx in _IDX:
+                out.append(f"gp_fill_strided<{_c(dt)}, {nd}, {idx}>")
+    return out
+
+
+def creation_instances() -> list[str]:
+    """arange, linspace, eye, tril/triu for the dtypes each accepts."""
+    out = []
+    for dt in ALL:
+        if dt.kind in "iu":
+            out.append(f"gp_arange<{_c(dt)}, long long>")
+        if dt.kind in "iuf":
+            out.append(f"gp_arange<{_c(dt)}, double>")
+        if dt.kind == "f":
+            out.append(f"gp_linspace<{_c(dt)}, double>")
+        out.append(f"gp_eye<{_c(dt)}>")
+        out.append(f"gp_tri_mask<{_c(dt)}, true>")
+        out.append(f"gp_tri_mask<{_c(dt)}, false>")
+    out += ["gp_linspace_complex<float, double>", "gp_linspace_complex<double, double>"]
+    return out
+
+
+def reduce_instances() -> list[str]:
+    """all/any over every input dtype."""
+    out = []
+    for op in ("all", "any"):
+        for dt in ALL:
+            for nd in (4, 16):
+                out.append(f"gp_reduce_simple<op_{op}, bool, bool, {_c(dt)}, {nd}, int>")
+    return out
+
+
+def core_elementwise_instances() -> list[str]:
+    """Comparisons and logical ops used by every conformance helper, same-dtype operands."""
+    out = []
+    for dt in ALL:
+        c = _c(dt)
+        for op in ("equal", "not_equal"):
+            out.append(f"gp_binary_contig<op_{op}, bool, {c}, {c}, {c}>")
+            out.append(f"gp_binary_strided<op_{op}, bool, {c}, {c}, {c}, 4, int>")
+            for sw in ("false", "true"):
+                out.append(f"gp_scalar_contig<op_{op}, bool, {c}, {c}, {sw}>")
+        if dt.kind != "c":
+            for op in ("less", "less_equal", "greater", "greater_equal"):
+                out.append(f"gp_binary_contig<op_{op}, bool, {c}, {c}, {c}>")
+                out.append(f"gp_scalar_contig<op_{op}, bool, {c}, {c}, false>")
+        if dt.kind in "fc":
+            for op in ("isnan", "isinf", "isfinite"):
+                out.append(f"gp_unary_contig<op_{op}, bool, {c}, {c}>")
+    for op in ("logical_and", "logical_or", "logical_xor"):
+        out.append(f"gp_binary_contig<op_{op}, bool, bool, bool, bool>")
+    out.append("gp_unary_contig<op_logical_not, bool, bool, bool>")
+    return out
+
+
+def instances() -> dict[str, list[str]]:
+    """Every foundation instance, by family."""
+    return {
+        "elementwise": copy_instances() + fill_instances() + core_elementwise_instances(),
+        "creation": creation_instances(),
+        "reduce": reduce_instances(),
+    }

@@ -1,0 +1,54 @@
+"""Fill the kernel disk cache without a GPU: ``python -m gparray.warmup --arch 90``.
+
+NVRTC needs no device, so a deployment (or a CI job, or this workplace before a device
+run) can compile every registered instance once; processes on the GPU machine then load
+cubins from ``GPARRAY_CACHE_DIR`` instead of compiling. The cache key includes the NVRTC
+version, so warm up with the same NVRTC the GPU machine uses.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from ._kernels import _compile
+from ._kernels._instances import instances
+
+
+def _batches(items, n):
+    for i in range(0, len(items), n):
+        yield items[i:i + n]
+
+
+def warm(arch: str, families=None, batch: int = 200, verbose: bool = True) -> int:
+    """Compile every registered instance of ``families`` for sm_<arch>; returns the count."""
+    total = 0
+    t0 = time.time()
+    for family, exprs in instances().items():
+        if families and family not in families:
+            continue
+        todo = [e for e in exprs if _compile.load_cached(family, e, arch) is None]
+        for chunk in _batches(todo, batch):
+            cubin, mapping = _compile.nvrtc_compile(family, chunk, arch)
+            _compile.store(family, chunk, arch, cubin, mapping)
+            total += len(chunk)
+            if verbose:
+                print(f"warmup: {family}: {total} compiled ({time.time() - t0:.1f} s)", flush=True)
+    return total
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m gparray.warmup", description=__doc__.splitlines()[0])
+    p.add_argument("--arch", default="90", help="target compute capability, e.g. 90 (sm_90)")
+    p.add_argument("--families", nargs="*", help="kernel families (default: all)")
+    p.add_argument("--batch", type=int, default=200, help="instances per NVRTC program")
+    args = p.parse_args(argv)
+    n = warm(args.arch, args.families, args.batch)
+    files, size = _compile.cache_size()
+    print(f"warmup: {n} instances compiled for sm_{args.arch}; cache {_compile.cache_dir()} "
+          f"holds {files} files, {size / 2**20:.1f} MiB (NVRTC {'.'.join(map(str, _compile.nvrtc_version()))})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""CPU tier: kernel cache keys, atomic cache round trip, and an NVRTC compile (sm_90) of
+every registered foundation kernel instance. NVRTC needs no GPU."""
+import os
+
+import numpy as np
+import pytest
+
+from gparray._kernels import _compile, _instances, _registry
+
+
+def test_ctypes_cover_the_13_dtypes():
+    import gparray._dtypes as dt
+
+    assert set(_registry.CTYPES) == set(dt._all_dtypes)
+
+
+def test_keys_change_with_every_input(monkeypatch):
+    k = _compile.instance_key("elementwise", "gp_fill_contig<float>", "90")
+    assert k == _compile.instance_key("elementwise", "gp_fill_contig<float>", "90")
+    assert k != _compile.instance_key("elementwise", "gp_fill_contig<double>", "90")
+    assert k != _compile.instance_key("elementwise", "gp_fill_contig<float>", "80")
+    assert k != _compile.instance_key("creation", "gp_fill_contig<float>", "90")
+    monkeypatch.setattr(_compile, "__version__", "999")
+    assert k != _compile.instance_key("elementwise", "gp_fill_contig<float>", "90")
+    monkeypatch.undo()
+    monkeypatch.setattr(_compile, "_nvrtc_version", (1, 0))
+    assert k != _compile.instance_key("elementwise", "gp_fill_contig<float>", "90")
+    monkeypatch.undo()
+    monkeypatch.setattr(_compile, "_headers_digest", "different")
+    assert k != _compile.instance_key("elementwise", "gp_fill_contig<float>", "90")
+    monkeypatch.undo()
+    monkeypatch.setattr(_compile, "OPTIONS", _compile.OPTIONS + ("-lineinfo",))
+    assert k != _compile.instance_key("elementwise", "gp_fill_contig<float>", "90")
+
+
+def test_cache_round_trip_and_clear(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPARRAY_CACHE_DIR", str(tmp_path))
+    exprs = ["gp_fill_contig<float>", "gp_fill_contig<gp::complex128>"]
+    assert _compile.load_cached("elementwise", exprs[0], "90") is None
+    cubin, mapping = _compile.compile_cached("elementwise", exprs, "90")
+    assert set(mapping) == set(exprs) and cubin[:4] == b"\x7fELF"
+    for e in exprs:
+        hit = _compile.load_cached("elementwise", e, "90")
+        assert hit is not None and hit[0] == cubin and hit[1][e] == mapping[e]
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".tmp-")]
+    files, size = _compile.cache_size()
+    assert files == 3 and size > len(cubin)
+    # a corrupted module is a miss, not a crash
+    mod = [p for p in tmp_path.iterdir() if p.suffix == ".cubin"][0]
+    mod.write_bytes(b"garbage")
+    assert _compile.load_cached("elementwise", exprs[0], "90") is None
+    assert _compile.clear_cache() == 3
+    assert _compile.cache_size() == (0, 0)
+
+
+def test_compile_error_carries_log():
+    with pytest.raises(_compile.KernelCompileError, match="NVRTC failed"):
+        _compile.nvrtc_compile("elementwise", ["gp_fill_contig<no_such_type>"], "90")
+
+
+@pytest.mark.parametrize("family", sorted(_instances.instances()))
+def test_every_registered_instance_compiles(family):
+    exprs = _instances.instances()[family]
+    assert exprs
+    for i in range(0, len(exprs), 400):
+        chunk = exprs[i:i + 400]
+        cubin, mapping = _compile.nvrtc_compile(family, chunk, "90")
+        assert len(mapping) == len(chunk) and all(mapping.values())
+        assert cubin[:4] == b"\x7fELF"

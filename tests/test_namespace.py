@@ -1,0 +1,78 @@
+"""CPU tier: the public namespace (import without a GPU, names vs the spec, clear errors)."""
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import gparray as xp
+from gparray import _backend
+
+SPEC_NAMES = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "names-2025.12.txt"
+
+
+def test_import_does_not_import_cupy():
+    code = "import sys, gparray; print('cupy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_dtypes_are_numpy_dtypes():
+    for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                 "float32", "float64", "complex64", "complex128"):
+        assert getattr(xp, name) == np.dtype(name)
+
+
+def test_version_and_constants():
+    assert xp.__array_api_version__ == "2025.12"
+    assert xp.newaxis is None and xp.inf == float("inf") and xp.e == np.e and xp.pi == np.pi
+    assert xp.nan != xp.nan
+
+
+def test_all_names_exist():
+    for name in xp.__all__:
+        assert hasattr(xp, name), name
+
+
+@pytest.mark.skipif(not SPEC_NAMES.exists(), reason="spec name list not available")
+def test_foundation_names_present():
+    names = {line.split()[1] for line in SPEC_NAMES.read_text().splitlines()
+             if line and not line.startswith("#") and line.split()[0] == "ns"}
+    foundation = {"arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
+                  "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like",
+                  "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"}
+    assert foundation <= names
+    for n in foundation:
+        assert callable(getattr(xp, n))
+
+
+def test_array_constructor_is_private():
+    with pytest.raises(TypeError, match="^Array: use gparray.asarray"):
+        xp.Array()
+
+
+def test_device_objects():
+    d0, d0b, d1 = xp.Device(0), xp.Device(0), xp.Device(1)
+    assert d0 == d0b and hash(d0) == hash(d0b) and d0 != d1
+    assert repr(d1) == "cuda:1" and d0 == "cuda:0"
+    with pytest.raises(ValueError, match="^Device: "):
+        xp.Device(-1)
+
+
+@pytest.mark.skipif(_backend.has_cuda(), reason="checks the no-GPU error")
+def test_no_gpu_gives_one_clear_error():
+    with pytest.raises(_backend.CUDAUnavailableError, match="no CUDA device|CuPy could not"):
+        xp.ones(3)
+    with pytest.raises(xp.cuda.CUDAUnavailableError):
+        xp.asarray([1, 2])
+
+
+def test_info_without_device():
+    info = xp.__array_namespace_info__()
+    assert info.default_dtypes() == {"real floating": xp.float64, "complex floating": xp.complex128,
+                                     "integral": xp.int64, "indexing": xp.int64}
+    assert set(info.dtypes()) == {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                                  "uint64", "float32", "float64", "complex64", "complex128"}
+    assert isinstance(info.capabilities(), dict)
+    assert len(info.devices()) == _backend.device_count()
