@@ -20,7 +20,6 @@ import argparse
 import contextlib
 import datetime
 import json
-import math
 import os
 import platform
 import statistics
@@ -33,7 +32,6 @@ import traceback
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIBS = ("gparray", "cupy", "torch")
 
-K = 1 << 10
 N28 = 1 << 28
 N26 = 1 << 26
 N24 = 1 << 24
@@ -445,7 +443,7 @@ def run_gpu_case(case, libs, warmup, repeat, log):
             except Exception:
                 pass
         finally:
-            del conv
+            conv = None
             free_memory()
     del data
     free_memory()
@@ -462,19 +460,20 @@ def measure_copy_ceiling(warmup, repeat, log):
 
         def memcpy():
             b.data.copy_from_device_async(a.data, nbytes)
-        ms, _ = time_gpu("cupy", memcpy, warmup, repeat)
-        out["cupy_memcpy_ms"] = ms
-        out["cupy_memcpy_GBps"] = 2 * nbytes / ms / 1e6
-        ms, _ = time_gpu("cupy", lambda: a.copy(), warmup, repeat)
-        out["cupy_copy_ms"] = ms
-        out["cupy_copy_GBps"] = 2 * nbytes / ms / 1e6
+        with native_allocator("cupy"):
+            ms, _ = time_gpu("cupy", memcpy, warmup, repeat)
+            out["cupy_memcpy_ms"] = ms
+            out["cupy_memcpy_GBps"] = 2 * nbytes / ms / 1e6
+            ms, _ = time_gpu("cupy", lambda: a.copy(), warmup, repeat)
+            out["cupy_copy_ms"] = ms
+            out["cupy_copy_GBps"] = 2 * nbytes / ms / 1e6
         if torch is not None:
             t = torch.from_dlpack(a)
             ms, _ = time_gpu("torch", lambda: t.clone(), warmup, repeat)
             out["torch_clone_ms"] = ms
             out["torch_clone_GBps"] = 2 * nbytes / ms / 1e6
             del t
-        del a, b
+        a = b = None
     except Exception as exc:
         log(f"[copy ceiling] ERROR {_short(exc)}")
     free_memory()
