@@ -21,6 +21,7 @@ from ._info import __array_namespace_info__
 from ._manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims,
                             flip, matrix_transpose, moveaxis, permute_dims, reshape, squeeze, stack,
                             unstack)
+from ._searching import where
 from ._utility import all, any
 from . import cuda
 
@@ -34,5 +35,5 @@ __all__ = [
     "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
     "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
     "matrix_transpose", "moveaxis", "permute_dims", "reshape", "squeeze", "stack", "unstack",
-    "all", "any",
+    "all", "any", "where",
 ] + list(_elementwise_all)

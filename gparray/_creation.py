@@ -68,7 +68,7 @@ def _from_host(a: np.ndarray, dev: Device, dtype=None) -> Array:
     """Upload NumPy array ``a`` (made C-contiguous) to ``dev``."""
     if dtype is None:
         dtype = _dt._normalize_dtype(a.dtype, "asarray")
-    a = np.ascontiguousarray(a, dtype=dtype)
+    a = np.asarray(a, dtype=dtype, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
     out = _empty(a.shape, dtype, dev)
     if a.nbytes:
         cp = _backend.cupy()
@@ -483,7 +483,7 @@ def meshgrid(*arrays, indexing="xy"):
         st[axis] = a._strides[0]
         view = a._view(a._offset, shape, tuple(st))
         outs.append(_copy(view))
-    return outs
+    return tuple(outs)
 
 
 # ---------------------------------------------------------------------------- astype

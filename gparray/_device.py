@@ -38,7 +38,6 @@ class Device:
 
     def __enter__(self):
         cp = _backend.cupy()
-        self._prev = None
         dev = cp.cuda.Device(self._id)
         dev.__enter__()
         _ctx_stack.append(dev)

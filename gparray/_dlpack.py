@@ -116,7 +116,7 @@ def from_dlpack(x, /, *, device=None, copy=None):
             raise ValueError("from_dlpack: the producer is on the host; moving it to the GPU needs a copy")
         host = np.from_dlpack(x)
         dev = normalize_device(None if want_cpu else device, "from_dlpack")
-        return _from_host(np.ascontiguousarray(host), dev)
+        return _from_host(host, dev)
     if dev_type not in (kDLCUDA, kDLCUDAManaged):
         raise BufferError(f"from_dlpack: unsupported DLPack device type {dev_type}")
     cp = _backend.cupy()

@@ -23,9 +23,9 @@ class Info:
         """The device arrays are created on when ``device=None`` (the current CUDA device)."""
         return current_device()
 
-    def devices(self) -> list:
-        """Every visible CUDA device."""
-        return [get_device(i) for i in range(_backend.device_count())]
+    def devices(self) -> tuple:
+        """Every visible CUDA device (a tuple, as the 2025.12 spec asks)."""
+        return tuple(get_device(i) for i in range(_backend.device_count()))
 
     def default_dtypes(self, *, device=None) -> dict:
         """Default dtypes: float64, complex128, int64, int64 (indexing)."""

@@ -93,7 +93,7 @@ def broadcast_arrays(*arrays):
     for a in arrays:
         _check(a, "broadcast_arrays")
     shape = _shapes.broadcast_shapes(*(a._shape for a in arrays), name="broadcast_arrays")
-    return [broadcast_to(a, shape) for a in arrays]
+    return tuple(broadcast_to(a, shape) for a in arrays)
 
 
 def broadcast_shapes(*shapes):

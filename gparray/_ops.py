@@ -1,17 +1,16 @@
-"""The elementwise op factory: ``UnaryOp`` and ``BinaryOp`` objects built from one table
-entry each (see ``_elementwise_funcs.py``). They normalize operands (Python scalars are
+"""The elementwise op factory: ``UnaryOp``, ``BinaryOp`` and ``ClipOp`` objects built from one
+table entry each (see ``_elementwise_funcs.py``). They normalize operands (Python scalars are
 weak and travel to the kernel by value), check dtype categories, promote with the explicit
-table, broadcast, allocate and call the elementwise engine once."""
+table, broadcast, allocate and call the elementwise engine once (clip: twice, in place)."""
 from __future__ import annotations
 
 import warnings
-
-import numpy as np
 
 from . import _dtypes as _dt
 from ._array import Array
 from ._engine import _elementwise as _ew
 from ._engine._shapes import broadcast_shapes
+from ._kernels._registry import ctype
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -54,6 +53,33 @@ def _new_out(shape, dtype, device):
     return _empty(shape, dtype, device)
 
 
+# Comparisons of an integer array with a Python int outside its dtype's range have the
+# same answer everywhere (NumPy 2 gives the mathematically right one): result of
+# ``array OP scalar`` when the scalar lies above (+1) or below (-1) the range.
+_OUT_OF_RANGE = {
+    "equal": lambda side: False,
+    "not_equal": lambda side: True,
+    "less": lambda side: side > 0,
+    "less_equal": lambda side: side > 0,
+    "greater": lambda side: side < 0,
+    "greater_equal": lambda side: side < 0,
+}
+_MIRROR = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+           "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
+
+
+def _int_out_of_range(dt, sc) -> int:
+    """+1 / -1 when Python int ``sc`` lies above / below integer dtype ``dt``'s range, else 0."""
+    if dt.kind not in "iu" or isinstance(sc, bool) or not isinstance(sc, int):
+        return 0
+    lo, hi = _dt._int_bounds[dt]
+    return 1 if sc > hi else (-1 if sc < lo else 0)
+
+
+def _expr_heads(functor, odt, ct, in_dts):
+    return f"op_{functor}, {ctype(odt)}, {ctype(ct)}, " + ", ".join(ctype(d) for d in in_dts)
+
+
 class UnaryOp:
     """An elementwise function of one array (one table entry)."""
 
@@ -82,6 +108,16 @@ class UnaryOp:
         _ew.unary(self.functor, x, out, ct)
         return out
 
+    def instances(self) -> list[str]:
+        """Name expressions of the kernels this op launches for one input dtype of its
+        category (contiguous and 4-d strided with 32-bit indices)."""
+        out = []
+        for dt in _dt._dtype_categories[self.category]:
+            odt, ct = _result(self.rule, dt)
+            head = _expr_heads(self.functor, odt, ct, (dt,))
+            out += [f"gp_unary_contig<{head}>", f"gp_unary_strided<{head}, 4, int>"]
+        return out
+
 
 class BinaryOp:
     """An elementwise function of two operands (arrays or Python scalars; one table entry)."""
@@ -108,6 +144,9 @@ class BinaryOp:
             _check_category(name, self.category, x1._dtype)
             _check_category(name, self.category, x2._dtype)
             dt = _dt.promote_types(x1._dtype, x2._dtype)
+            if dt not in _dt._dtype_categories[self.category]:
+                raise TypeError(f"{name}: {x1._dtype.name} and {x2._dtype.name} promote to {dt.name}, "
+                                f"which is not of {self.category} dtype")
             odt, ct = _result(self.rule, dt)
             shape = x1._shape if x1._shape == x2._shape else broadcast_shapes(x1._shape, x2._shape, name=name)
             out = self._out(out, shape, odt, x1._device, (x1, x2))
@@ -120,7 +159,17 @@ class BinaryOp:
             _check_category(name, self.category, arr._dtype)
             dt = _dt._scalar_result_type(arr._dtype, sc, name)
             _check_category(name, self.category, dt)
+            side = _int_out_of_range(dt, sc) if name in _OUT_OF_RANGE else 0
+            if side:
+                fname = name if a1 else _MIRROR[name]
+                out = self._out(out, arr._shape, _dt.bool, arr._device, (arr,))
+                _ew.fill(out, _OUT_OF_RANGE[fname](side))
+                return out
             _dt._check_scalar_fits(dt, sc, name)
+            if (self.functor == "pow" and a1 and dt.kind in "iu" and isinstance(sc, int)
+                    and not isinstance(sc, bool) and sc < 0):
+                raise ValueError(f"{name}: integers to negative integer powers are not allowed "
+                                 f"(got exponent {sc} for an array of dtype {dt.name})")
             odt, ct = _result(self.rule, dt)
             out = self._out(out, arr._shape, odt, arr._device, (arr,))
             with warnings.catch_warnings():
@@ -140,4 +189,98 @@ class BinaryOp:
         if shape != out._shape:
             raise ValueError(f"{self.__name__}: in-place result shape {shape} differs from the "
                              f"array's shape {out._shape}")
+        return out
+
+    def instances(self) -> list[str]:
+        """Name expressions of the kernels this op launches for two operands of one dtype of
+        its category: contiguous, 4-d strided (32-bit indices) and scalar on either side."""
+        return _binary_instances(self.functor, self.rule, _dt._dtype_categories[self.category])
+
+
+def _binary_instances(functor, rule, dtypes) -> list[str]:
+    out = []
+    for dt in dtypes:
+        odt, ct = _result(rule, dt)
+        head = _expr_heads(functor, odt, ct, (dt, dt))
+        tail = _expr_heads(functor, odt, ct, (dt,))
+        out += [f"gp_binary_contig<{head}>", f"gp_binary_strided<{head}, 4, int>",
+                f"gp_scalar_contig<{tail}, false>", f"gp_scalar_contig<{tail}, true>"]
+    return out
+
+
+class ClipOp:
+    """``clip(x, /, min=None, max=None)``: x raised to ``min`` then lowered to ``max``.
+
+    The result has x's dtype and the broadcast shape of x and the array bounds. It is two
+    elementwise passes into one output (the second in place). Python int bounds outside an
+    integer x's range are clamped to it; NaN bounds give NaN (like NumPy)."""
+
+    def __init__(self, name: str, category: str, doc: str = ""):
+        self.__name__ = self.__qualname__ = name
+        self.category = category
+        self.__doc__ = doc
+
+    def __repr__(self):
+        return f"<gparray elementwise function {self.__name__}>"
+
+    def _bound(self, x, b, argname):
+        """(kind, value, compute dtype) for a bound: kind None, "scalar" or "array"."""
+        name = self.__name__
+        dt = x._dtype
+        if b is None:
+            return None, None, None
+        if isinstance(b, Array):
+            if b._device != x._device:
+                raise ValueError(f"{name}: {argname} is on device {b._device}, x on {x._device}")
+            _check_category(name, self.category, b._dtype)
+            if dt.kind in "iu" and b._dtype.kind == "f":
+                raise TypeError(f"{name}: {argname} must have an integer dtype when x has one "
+                                f"(got {b._dtype.name} for x of {dt.name})")
+            ct = _dt.promote_types(dt, b._dtype)
+            return "array", b, ct
+        if isinstance(b, complex) or not isinstance(b, _PY_SCALARS):
+            raise TypeError(f"{name}: expected {argname} to be None, a Python int or float, or an "
+                            f"Array, got {type(b).__name__}")
+        if dt.kind in "iu":
+            if isinstance(b, float):
+                raise TypeError(f"{name}: a Python float {argname} needs a floating-point x, got x "
+                                f"of dtype {dt.name}")
+            lo, hi = _dt._int_bounds[dt]
+            b = min(max(int(b), lo), hi)
+        else:
+            _dt._check_scalar_fits(dt, b, name)
+        return "scalar", b, dt
+
+    def __call__(self, x, /, min=None, max=None):  # noqa: A002  (the spec's parameter names)
+        name = self.__name__
+        if not isinstance(x, Array):
+            raise TypeError(f"{name}: expected a gparray Array, got {type(x).__name__}")
+        _check_category(name, self.category, x._dtype)
+        bounds = [(self._bound(x, min, "min"), "clip_lower"), (self._bound(x, max, "max"), "clip_upper")]
+        shape = x._shape
+        for (kind, b, _), _f in bounds:
+            if kind == "array" and b._shape != shape:
+                shape = broadcast_shapes(shape, b._shape, name=name)
+        out = _new_out(shape, x._dtype, x._device)
+        src = x
+        for (kind, b, ct), functor in bounds:
+            if kind == "array":
+                _ew.binary(functor, src, b, out, ct)
+            elif kind == "scalar":
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    _ew.scalar(functor, src, b, False, out, ct)
+            else:
+                continue
+            src = out
+        if src is x:
+            _ew.copy_into(out, x)
+        return out
+
+    def instances(self) -> list[str]:
+        """Kernels for same-dtype bounds, arrays or scalars."""
+        out = []
+        for functor in ("clip_lower", "clip_upper"):
+            out += [e for e in _binary_instances(functor, PROMOTE, _dt._dtype_categories[self.category])
+                    if not e.endswith(", true>")]
         return out

@@ -6,6 +6,16 @@ transcribed below and checked against the spec's own text when the vendored spec
 """
 from __future__ import annotations
 
+
+class _Opaque:
+    """An arbitrary object with a stable repr (pytest-xdist needs identical test ids)."""
+
+    def __repr__(self):
+        return "opaque"
+
+
+_OPAQUE = _Opaque()
+
 import ast
 import itertools
 import re
@@ -420,7 +430,7 @@ def test_result_type_needs_an_array_or_dtype(args):
 
 
 @pytest.mark.parametrize("bad", [
-    numpy.dtype("float16"), numpy.float16, "float32", None, float, int, object(), [1],
+    numpy.dtype("float16"), numpy.float16, "float32", None, float, int, _OPAQUE, [1],
     numpy.dtype(">f4"), FakeArray(numpy.dtype("float16")), FakeArray("float32"),
     numpy.dtype("O"), numpy.floating,
 ], ids=repr)
@@ -679,7 +689,7 @@ def test_normalize_none():
     float, int, bool, complex, "float32", "f4", "bool", numpy.float16, numpy.dtype("float16"),
     numpy.dtype(">f4"), numpy.dtype(">i8"), numpy.floating, numpy.number, numpy.generic,
     numpy.dtype("O"), numpy.dtype("M8[s]"), numpy.dtype("U3"), numpy.longdouble,
-    numpy.dtype([("a", "f4")]), object(), FakeArray(dt.float32), 1, numpy.float32(1),
+    numpy.dtype([("a", "f4")]), _OPAQUE, FakeArray(dt.float32), 1, numpy.float32(1),
 ], ids=repr)
 def test_normalize_rejects(bad):
     with pytest.raises(TypeError, match="^zeros: expected"):

@@ -46,7 +46,7 @@ elif [[ -d "$ROOT/.kcache" ]]; then
     export GPARRAY_CACHE_DIR=$ROOT/.kcache
 fi
 
-CONFORMANCE_FILES=${CONFORMANCE_FILES:-test_creation_functions.py test_data_type_functions.py test_dlpack.py test_inspection_functions.py test_constants.py test_array_object.py test_has_names.py}
+CONFORMANCE_FILES=${CONFORMANCE_FILES:-test_creation_functions.py test_data_type_functions.py test_dlpack.py test_inspection_functions.py test_constants.py test_array_object.py}
 
 declare -A RC
 XDIST_ARGS=""

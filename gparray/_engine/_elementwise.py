@@ -144,3 +144,17 @@ def fill(dst, value) -> None:
     prm = strided_params(shape, strides, nd)
     launch(FAMILY, f"gp_fill_strided<{t}, {nd}, {idx}>", dst._device._id, strided_grid(n),
            (_ptr(dst._ptr), v, prm, np.int32(n) if idx == "int" else _i64(n)))
+
+
+def where(cond, a, b, out) -> None:
+    """out[...] = cond ? a : b (cond bool; all three broadcast to ``out``)."""
+    n = out.size
+    if n == 0:
+        return
+    head = f"{ctype(out._dtype)}, {ctype(a._dtype)}, {ctype(b._dtype)}"
+    ops = (cond, a, b)
+    if _all_contig(out, ops):
+        launch(FAMILY, f"gp_where_contig<{head}>", out._device._id, strided_grid(n),
+               (_ptr(out._ptr), _ptr(cond._ptr), _ptr(a._ptr), _ptr(b._ptr), _i64(n)))
+        return
+    _strided("where", head, out, ops, (), _plan(out, ops))

@@ -203,3 +203,32 @@ __global__ void __launch_bounds__(GP_BLOCK) gp_fill_strided(T* __restrict__ out,
         }
     }
 }
+
+// ---------------------------------------------------------------- where: out = c ? a : b
+template <class TO, class TA, class TB>
+__global__ void __launch_bounds__(GP_BLOCK) gp_where_contig(TO* __restrict__ out, const bool* __restrict__ c,
+                                                          const TA* __restrict__ a, const TB* __restrict__ b,
+                                                          long long n) {
+    const long long base = static_cast<long long>(blockIdx.x) * (GP_BLOCK * GP_STRIDED_ITEMS) + threadIdx.x;
+#pragma unroll
+    for (int j = 0; j < GP_STRIDED_ITEMS; ++j) {
+        const long long i = base + j * GP_BLOCK;
+        if (i < n) out[i] = c[i] ? gp::cast<TO>(a[i]) : gp::cast<TO>(b[i]);
+    }
+}
+
+template <class TO, class TA, class TB, int ND, class IdxT>
+__global__ void __launch_bounds__(GP_BLOCK) gp_where_strided(TO* __restrict__ out, const bool* __restrict__ c,
+                                                           const TA* __restrict__ a, const TB* __restrict__ b,
+                                                           gp::StridedParams<4, ND> prm, IdxT n) {
+    const IdxT base = static_cast<IdxT>(blockIdx.x) * (GP_BLOCK * GP_STRIDED_ITEMS) + threadIdx.x;
+#pragma unroll
+    for (int j = 0; j < GP_STRIDED_ITEMS; ++j) {
+        const IdxT i = base + j * GP_BLOCK;
+        if (i < n) {
+            IdxT off[4];
+            gp::strided_offsets<4, ND, IdxT>(prm, i, off);
+            out[off[0]] = c[off[1]] ? gp::cast<TO>(a[off[2]]) : gp::cast<TO>(b[off[3]]);
+        }
+    }
+}

@@ -1,0 +1,96 @@
+"""gparray's device memory: one caching pool per device, also used as CuPy's allocator.
+
+The interface the rest of gparray uses:
+
+* :func:`alloc` ``(nbytes, device_id, stream=None) -> Block`` — ``stream=None`` is CuPy's
+  current stream for that device; ``alloc(0, ...)`` returns an empty Block (``ptr == 0``)
+  without touching the device.
+* :class:`Block` — ``ptr``, ``size`` (rounded), ``nbytes`` (requested), ``device_id``,
+  ``stream``; goes back to the pool when garbage collected or on ``.free()``.
+* :func:`get_pool` ``(device_id) -> DevicePool`` — created lazily, reads
+  ``GPARRAY_MEMORY_LIMIT``, installs the CuPy allocator hook.
+* :func:`install_cupy_allocator` — makes CuPy allocate through these pools.
+* :class:`OutOfMemoryError` (a MemoryError).
+
+Importing this package does not import CuPy; the first pool does. The pool logic is in
+``_pool.py`` (pure Python), the CUDA glue in ``_cupy_backend.py``.
+"""
+from __future__ import annotations
+
+import threading
+
+from ._cupy_backend import DevicePool      # imports no CuPy until a pool is created
+from ._pool import Block, CachingPool, OutOfMemoryError, parse_memory_limit, _empty_block
+
+__all__ = ["alloc", "Block", "CachingPool", "DevicePool", "OutOfMemoryError", "get_pool",
+           "install_cupy_allocator", "parse_memory_limit", "pools"]
+
+_pools: dict = {}                 # device_id -> DevicePool
+_create_lock = threading.Lock()
+_current_stream = None            # cupy.cuda.get_current_stream, bound at the first pool
+
+
+def alloc(nbytes: int, device_id: int, stream: int | None = None) -> Block:
+    """Allocate ``nbytes`` on device ``device_id`` for use on ``stream``.
+
+    ``stream`` is a raw stream handle (0 = legacy default stream); None means CuPy's
+    current stream for the device. Raises OutOfMemoryError when the memory cannot be had.
+    """
+    pool = _pools.get(device_id)
+    if pool is None:
+        if nbytes == 0:
+            return _empty_block(0, device_id, 0 if stream is None else stream)
+        pool = get_pool(device_id)
+    if stream is None:
+        stream = _current_stream(device_id).ptr
+    return pool.malloc(nbytes, stream)
+
+
+def get_pool(device_id: int):
+    """The DevicePool of ``device_id``, created on first use (then CuPy's allocator is hooked)."""
+    pool = _pools.get(device_id)
+    if pool is not None:
+        return pool
+    if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < 0:
+        raise ValueError(f"get_pool: expected a device ordinal (int >= 0), got {device_id!r}")
+    global _current_stream
+    from .. import _backend
+    _backend.require_device("get_pool")
+    cp = _backend.cupy()
+    n = _backend.device_count()
+    if device_id >= n:
+        raise ValueError(f"get_pool: cuda:{device_id} does not exist ({n} CUDA device(s) visible)")
+    with _create_lock:
+        pool = _pools.get(device_id)
+        if pool is None:
+            pool = DevicePool(device_id)
+            _current_stream = cp.cuda.get_current_stream
+            _pools[device_id] = pool
+    install_cupy_allocator()
+    return pool
+
+
+def pools() -> dict:
+    """The pools created so far, ``{device_id: pool}`` (a copy)."""
+    return dict(_pools)
+
+
+def _cupy_allocator(size: int):
+    """CuPy allocator hook: a MemoryPointer into a pool Block that the pointer keeps alive."""
+    cuda = _cupy_cuda
+    dev = cuda.runtime.getDevice()
+    blk = alloc(size, dev)
+    return cuda.MemoryPointer(cuda.UnownedMemory(blk.ptr, size, blk, dev), 0)
+
+
+_cupy_cuda = None
+
+
+def install_cupy_allocator() -> None:
+    """Route CuPy's allocations (cupy.cuda.alloc) through gparray's pools. Idempotent."""
+    global _cupy_cuda
+    from .. import _backend
+    cp = _backend.cupy()
+    _cupy_cuda = cp.cuda
+    if cp.cuda.get_allocator() is not _cupy_allocator:
+        cp.cuda.set_allocator(_cupy_allocator)

@@ -1,0 +1,79 @@
+"""The CuPy-backed device pool: raw cudaMalloc/cudaFree, CUDA events and device sync.
+
+Imported lazily by :func:`gparray._memory.get_pool` (never at ``import gparray``).
+"""
+from __future__ import annotations
+
+import os
+
+from .. import _backend
+from ._pool import ENV_LIMIT, CachingPool, parse_memory_limit
+
+_CUDA_ERROR_MEMORY_ALLOCATION = 2   # cudaErrorMemoryAllocation
+
+
+class DevicePool(CachingPool):
+    """The caching pool of one CUDA device, over ``cupy.cuda.runtime.malloc``/``free``.
+
+    The limit comes from ``GPARRAY_MEMORY_LIMIT`` (read here, when the pool is created).
+    """
+
+    def __init__(self, device_id: int):
+        cp = _backend.cupy()
+        device = cp.cuda.Device(device_id)
+        runtime = cp.cuda.runtime
+        with device:
+            total = int(runtime.memGetInfo()[1])
+        env = os.environ.get(ENV_LIMIT)
+        limit = parse_memory_limit(env, total) if env is not None else None
+        super().__init__(
+            _raw_malloc(cp, device), _raw_free(cp, device), device_id=device_id,
+            total_memory=total, limit=limit, record_event=_record_event(cp, device),
+            event_done=_event_done, synchronize=device.synchronize)
+
+
+def _raw_malloc(cp, device):
+    runtime = cp.cuda.runtime
+
+    def raw_malloc(nbytes):
+        """cudaMalloc on the pool's device; MemoryError when the device is out of memory."""
+        with device:
+            try:
+                return runtime.malloc(nbytes)
+            except runtime.CUDARuntimeError as exc:
+                if getattr(exc, "status", None) == _CUDA_ERROR_MEMORY_ALLOCATION:
+                    raise MemoryError(str(exc)) from exc
+                raise
+    return raw_malloc
+
+
+def _raw_free(cp, device):
+    runtime = cp.cuda.runtime
+
+    def raw_free(ptr):
+        """cudaFree on the pool's device."""
+        with device:
+            runtime.free(ptr)
+    return raw_free
+
+
+def _record_event(cp, device):
+    runtime = cp.cuda.runtime
+    event_cls = cp.cuda.Event
+
+    def record_event(stream):
+        """A timing-free event recorded on the raw stream handle ``stream``."""
+        with device:
+            ev = event_cls(block=False, disable_timing=True)
+            runtime.eventRecord(ev.ptr, stream)
+        return ev
+    return record_event
+
+
+def _event_done(ev) -> bool:
+    return bool(ev.done)
+
+
+def current_stream_ptr(device_id: int) -> int:
+    """The raw handle of CuPy's current stream for ``device_id`` (0 = legacy default)."""
+    return _backend.cupy().cuda.get_current_stream(device_id).ptr
