@@ -425,6 +425,7 @@ def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
     dev = normalize_device(device, "eye")
     out = _empty((n_rows, n_cols), dtype, dev)
     n = n_rows * n_cols
+    k = max(-n_rows - 1, min(n_cols + 1, k))  # any |k| past the matrix gives zeros; keep it in int64
     if n:
         launch("creation", f"gp_eye<{ctype(dtype)}>", dev._id, (n + 255) // 256,
                (np.uint64(out._ptr), np.int64(n_rows), np.int64(n_cols), np.int64(k)))
