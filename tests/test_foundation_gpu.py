@@ -126,7 +126,7 @@ def test_dlpack_exports():
 
 
 def test_cuda_array_interface():
-    x = xp.asarray(np.arange(6.0)).reshape((2, 3))
+    x = xp.reshape(xp.asarray(np.arange(6.0)), (2, 3))
     cai = x.__cuda_array_interface__
     assert cai["shape"] == (2, 3) and cai["typestr"] == "<f8" and cai["version"] == 3
     assert cai["strides"] is None and cai["data"][0] == x._ptr
@@ -289,9 +289,9 @@ def test_astype_matrix(src):
 
 
 def test_astype_special_float_to_int():
-    a = np.array([1.9, -1.9, -0.0, 1e10, 255.5, 3.0], dtype=np.float64)
+    a = np.array([1.9, -1.9, -0.0, 1e10, 255.5, 3.0, -300.0, 70000.5], dtype=np.float64)
     x = xp.asarray(a)
-    for dst in ("int32", "int64", "uint8", "bool"):
+    for dst in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "bool"):
         with np.errstate(invalid="ignore"):
             exp = a.astype(dst)
         assert_same(xp.astype(x, getattr(xp, dst)), exp)

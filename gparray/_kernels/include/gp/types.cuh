@@ -66,48 +66,44 @@ struct caster<bool, complex<U>> {
     __device__ __forceinline__ static bool run(complex<U> v) { return v.re != U(0) || v.im != U(0); }
 };
 
-// float -> integer conversions of NaN/inf/out-of-range are undefined in C++; give NumPy's
-// x86 answer (the "integer indefinite" value) instead of whatever the hardware does.
-template <class I>
-__device__ __forceinline__ I float_to_int(double v) {
-    if (!(v == v) || v >= 9.2233720368547758e18 || v < -9.2233720368547758e18) {
-        return static_cast<I>(static_cast<long long>(0x8000000000000000ULL));
-    }
-    return static_cast<I>(static_cast<long long>(v));
+// float -> integer conversions of NaN/inf/out-of-range values are undefined in C++. Give
+// NumPy's answers on x86: targets of 32 bits or fewer convert through a 32-bit conversion
+// (out of range -> INT32_MIN, the "integer indefinite"), then wrap to the target width;
+// int64 and uint32 go through a 64-bit conversion; uint64 also accepts [2^63, 2^64).
+__device__ __forceinline__ int f2i32(double v) {
+    if (!(v == v) || v >= 2147483648.0 || v <= -2147483649.0) return static_cast<int>(0x80000000u);
+    return static_cast<int>(v);
 }
-#define GP_FLOAT_TO_INT(I)                                                              \
-    template <> struct caster<I, float> {                                               \
-        __device__ __forceinline__ static I run(float v) { return float_to_int<I>(v); } \
-    };                                                                                  \
-    template <> struct caster<I, double> {                                              \
-        __device__ __forceinline__ static I run(double v) { return float_to_int<I>(v); }\
+__device__ __forceinline__ long long f2i64(double v) {
+    if (!(v == v) || v >= 9.2233720368547758e18 || v < -9.2233720368547758e18)
+        return static_cast<long long>(0x8000000000000000ULL);
+    return static_cast<long long>(v);
+}
+#define GP_FLOAT_TO_INT(I, VIA)                                                          \
+    template <> struct caster<I, float> {                                                \
+        __device__ __forceinline__ static I run(float v) { return static_cast<I>(VIA(v)); } \
+    };                                                                                   \
+    template <> struct caster<I, double> {                                               \
+        __device__ __forceinline__ static I run(double v) { return static_cast<I>(VIA(v)); } \
     };
-GP_FLOAT_TO_INT(signed char)
-GP_FLOAT_TO_INT(short)
-GP_FLOAT_TO_INT(int)
-GP_FLOAT_TO_INT(long long)
+GP_FLOAT_TO_INT(signed char, f2i32)
+GP_FLOAT_TO_INT(short, f2i32)
+GP_FLOAT_TO_INT(int, f2i32)
+GP_FLOAT_TO_INT(unsigned char, f2i32)
+GP_FLOAT_TO_INT(unsigned short, f2i32)
+GP_FLOAT_TO_INT(long long, f2i64)
+GP_FLOAT_TO_INT(unsigned int, f2i64)
 #undef GP_FLOAT_TO_INT
-// unsigned targets: go through int64 (NumPy wraps modulo 2^N for in-range negatives)
-#define GP_FLOAT_TO_UINT(U)                                                             \
-    template <> struct caster<U, float> {                                               \
-        __device__ __forceinline__ static U run(float v) {                              \
-            if (v >= 9.2233720368547758e18f && v < 1.8446744073709552e19f)              \
-                return static_cast<U>(static_cast<unsigned long long>(v));              \
-            return static_cast<U>(float_to_int<long long>(v));                          \
-        }                                                                               \
-    };                                                                                  \
-    template <> struct caster<U, double> {                                              \
-        __device__ __forceinline__ static U run(double v) {                             \
-            if (v >= 9.2233720368547758e18 && v < 1.8446744073709552e19)                \
-                return static_cast<U>(static_cast<unsigned long long>(v));              \
-            return static_cast<U>(float_to_int<long long>(v));                          \
-        }                                                                               \
-    };
-GP_FLOAT_TO_UINT(unsigned char)
-GP_FLOAT_TO_UINT(unsigned short)
-GP_FLOAT_TO_UINT(unsigned int)
-GP_FLOAT_TO_UINT(unsigned long long)
-#undef GP_FLOAT_TO_UINT
+__device__ __forceinline__ unsigned long long f2u64(double v) {
+    if (v >= 9.2233720368547758e18 && v < 1.8446744073709552e19) return static_cast<unsigned long long>(v);
+    return static_cast<unsigned long long>(f2i64(v));
+}
+template <> struct caster<unsigned long long, float> {
+    __device__ __forceinline__ static unsigned long long run(float v) { return f2u64(v); }
+};
+template <> struct caster<unsigned long long, double> {
+    __device__ __forceinline__ static unsigned long long run(double v) { return f2u64(v); }
+};
 
 template <class To, class From>
 __device__ __forceinline__ To cast(From v) { return caster<To, From>::run(v); }
