@@ -209,11 +209,12 @@ def _binary_instances(functor, rule, dtypes) -> list[str]:
 
 
 class ClipOp:
-    """``clip(x, /, min=None, max=None)``: x raised to ``min`` then lowered to ``max``.
+    """``clip(x, /, min=None, max=None)``: ``minimum(maximum(x, min), max)`` in x's dtype.
 
-    The result has x's dtype and the broadcast shape of x and the array bounds. It is two
-    elementwise passes into one output (the second in place). Python int bounds outside an
-    integer x's range are clamped to it; NaN bounds give NaN (like NumPy)."""
+    The result has the broadcast shape of x and the array bounds. It is two elementwise
+    passes into one output (the second in place), computed in the promoted dtype of x and
+    each bound. Python int bounds outside an integer x's range are clamped to it; NaN
+    bounds give NaN and min > max gives max (like NumPy)."""
 
     def __init__(self, name: str, category: str, doc: str = ""):
         self.__name__ = self.__qualname__ = name
@@ -256,7 +257,7 @@ class ClipOp:
         if not isinstance(x, Array):
             raise TypeError(f"{name}: expected a gparray Array, got {type(x).__name__}")
         _check_category(name, self.category, x._dtype)
-        bounds = [(self._bound(x, min, "min"), "clip_lower"), (self._bound(x, max, "max"), "clip_upper")]
+        bounds = [(self._bound(x, min, "min"), "maximum"), (self._bound(x, max, "max"), "minimum")]
         shape = x._shape
         for (kind, b, _), _f in bounds:
             if kind == "array" and b._shape != shape:
@@ -280,7 +281,7 @@ class ClipOp:
     def instances(self) -> list[str]:
         """Kernels for same-dtype bounds, arrays or scalars."""
         out = []
-        for functor in ("clip_lower", "clip_upper"):
+        for functor in ("maximum", "minimum"):
             out += [e for e in _binary_instances(functor, PROMOTE, _dt._dtype_categories[self.category])
                     if not e.endswith(", true>")]
         return out

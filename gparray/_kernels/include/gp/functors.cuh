@@ -186,7 +186,7 @@ struct op_greater { template <class T> __device__ __forceinline__ bool operator(
 struct op_greater_equal { template <class T> __device__ __forceinline__ bool operator()(T a, T b) const { return a >= b; } };
 
 // maximum/minimum propagate NaN from either side; on ties (+0 vs -0) they return the
-// second operand, like NumPy's ufuncs.
+// second operand, like NumPy's ufuncs. clip is minimum(maximum(x, min), max).
 struct op_maximum {
     template <class T> __device__ __forceinline__ T operator()(T a, T b) const {
         if (gp::isnan_(a)) return a;
@@ -199,21 +199,6 @@ struct op_minimum {
         return a < b ? a : b;
     }
 };
-// clip's two halves: x raised to a lower bound / lowered to an upper bound. NaN in either
-// operand propagates; on ties x is kept (NumPy's clip).
-struct op_clip_lower {
-    template <class T> __device__ __forceinline__ T operator()(T x, T lo) const {
-        if (gp::isnan_(x)) return x;
-        return x >= lo ? x : lo;
-    }
-};
-struct op_clip_upper {
-    template <class T> __device__ __forceinline__ T operator()(T x, T hi) const {
-        if (gp::isnan_(x)) return x;
-        return x <= hi ? x : hi;
-    }
-};
-
 // ----------------------------------------------------------------------------- logical
 struct op_logical_and { __device__ __forceinline__ bool operator()(bool a, bool b) const { return a && b; } };
 struct op_logical_or { __device__ __forceinline__ bool operator()(bool a, bool b) const { return a || b; } };

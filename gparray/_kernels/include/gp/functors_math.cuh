@@ -95,7 +95,7 @@ GP_NOINLINE __device__ cd cexp(cd z) {
     if (isfinite(i)) {
         return cd(0.0 * cos(i), 0.0 * sin(i));
     }
-    return cd(0.0, 0.0);
+    return cd(0.0, copysign(0.0, i));  // signs unspecified by C99 and the spec
 }
 
 // log|z| and arg z (CPython's algorithm via NumPy, plus x2y2m1 near |z| = 1).
@@ -252,7 +252,8 @@ GP_NOINLINE __device__ cd ctanh(cd z) {
         if (isnan(x)) return cd(x, (y == 0 ? y : x * y));
         return cd(copysign(1.0, x), copysign(0.0, isinf(y) ? y : sin(y) * cos(y)));
     }
-    if (!isfinite(y)) return cd(y - y, y - y);
+    // ctanh(+-0 + i NaN) = ctanh(+-0 +- i inf) = +-0 + i NaN (C11, the spec)
+    if (!isfinite(y)) return cd(x == 0 ? x : y - y, y - y);
     if (fabs(x) >= 22.0) {
         const double exp_mx = exp(-fabs(x));
         return cd(copysign(1.0, x), 4 * sin(y) * cos(y) * exp_mx * exp_mx);
@@ -486,7 +487,7 @@ __device__ __forceinline__ cd cacosh(cd z) {
     const double rx = w.re, ry = w.im;
     if (isnan(rx) && isnan(ry)) return cd(ry, rx);
     if (isnan(rx)) return cd(fabs(ry), rx);
-    if (isnan(ry)) return cd(ry, ry);
+    if (isnan(ry)) return cd(ry, rx);  // cacosh(+-0 + i NaN) = NaN + i pi/2 (C11, the spec)
     return cd(fabs(ry), copysign(rx, z.im));
 }
 __device__ __forceinline__ cd clog2(cd z) {
@@ -508,44 +509,41 @@ GP_NOINLINE __device__ cd cexpm1(cd z) {
         return cd(w.re - 1.0, w.im);
     }
     const double a = sin(y / 2);
-    return cd(expm1(x) * cos(y) - 2 * a * a, exp(x) * sin(y));
+    const double t = expm1(x) * cos(y);  // re = t - 2 sin^2(y/2); keep the sign of an underflow
+    return cd(t == 0 ? -(2 * a * a) : t - 2 * a * a, exp(x) * sin(y));
 }
 
 // NumPy's complex division (Smith's method with a reciprocal scale factor)
-template <class R>
-__device__ __forceinline__ complex<R> cdiv_np(complex<R> a, complex<R> b) {
-    const R ar = a.re, ai = a.im, br = b.re, bi = b.im;
-    const R abs_br = fabs(br), abs_bi = fabs(bi);
+__device__ __forceinline__ cd cdiv_np(cd a, cd b) {
+    const double ar = a.re, ai = a.im, br = b.re, bi = b.im;
+    const double abs_br = fabs(br), abs_bi = fabs(bi);
     if (abs_br >= abs_bi) {
-        if (abs_br == 0 && abs_bi == 0) return complex<R>(ar / abs_br, ai / abs_bi);
-        const R rat = bi / br;
-        const R scl = R(1) / (br + bi * rat);
-        return complex<R>((ar + ai * rat) * scl, (ai - ar * rat) * scl);
+        if (abs_br == 0 && abs_bi == 0) return cd(ar / abs_br, ai / abs_bi);
+        const double rat = bi / br;
+        const double scl = 1.0 / (br + bi * rat);
+        return cd((ar + ai * rat) * scl, (ai - ar * rat) * scl);
     }
-    const R rat = br / bi;
-    const R scl = R(1) / (bi + br * rat);
-    return complex<R>((ar * rat + ai) * scl, (ai * rat - ar) * scl);
+    const double rat = br / bi;
+    const double scl = 1.0 / (bi + br * rat);
+    return cd((ar * rat + ai) * scl, (ai * rat - ar) * scl);
 }
 
-// NumPy's npy_cpow: exact small integer powers by repeated multiplication (in the input
-// precision), else exp(b * log(a)) in double precision.
-template <class R>
-__device__ __forceinline__ complex<R> cpow(complex<R> a, complex<R> b) {
-    typedef complex<R> C;
-    const R ar = a.re, ai = a.im, br = b.re, bi = b.im;
-    if (br == 0 && bi == 0) return C(R(1), R(0));
+// NumPy's npy_cpow: small integer powers by repeated multiplication, else exp(b * log(a)).
+GP_NOINLINE __device__ cd cpow(cd a, cd b) {
+    const double ar = a.re, ai = a.im, br = b.re, bi = b.im;
+    if (br == 0 && bi == 0) return cd(1.0, 0.0);
     if (ar == 0 && ai == 0) {
-        if (br > 0) return C(R(0), R(0));
-        return C(nan_of<R>(), nan_of<R>());
+        if (br > 0) return cd(0.0, 0.0);
+        return cd(dnan(), dnan());
     }
     if (bi == 0 && br > -100 && br < 100) {
         const int n = static_cast<int>(br);
-        if (R(n) == br) {
+        if (double(n) == br) {
             if (n == 1) return a;
             if (n == 2) return a * a;
             if (n == 3) return a * (a * a);
-            int m = n < 0 ? -n : n;
-            C acc(R(1), R(0)), p = a;
+            const int m = n < 0 ? -n : n;
+            cd acc(1.0, 0.0), p = a;
             int mask = 1;
             while (true) {
                 if (m & mask) acc = acc * p;
@@ -553,13 +551,12 @@ __device__ __forceinline__ complex<R> cpow(complex<R> a, complex<R> b) {
                 if (m < mask || mask <= 0) break;
                 p = p * p;
             }
-            if (br < 0) acc = cdiv_np(C(R(1), R(0)), acc);
+            if (br < 0) acc = cdiv_np(cd(1.0, 0.0), acc);
             return acc;
         }
     }
-    const cd la = clog(cd(a));
-    const cd bd(b);
-    return C(cexp(cd(la.re * bd.re - la.im * bd.im, la.re * bd.im + la.im * bd.re)));
+    const cd la = clog(a);
+    return cexp(cd(la.re * br - la.im * bi, la.re * bi + la.im * br));
 }
 
 }  // namespace cm
@@ -633,7 +630,7 @@ struct op_logaddexp {
 struct op_pow {
     template <class T> __device__ __forceinline__ T operator()(T a, T b) const {
         if constexpr (gp::is_int_v<T>) return gp::int_pow(a, b);
-        else if constexpr (gp::is_complex_v<T>) return gp::cm::cpow(a, b);
+        else if constexpr (gp::is_complex_v<T>) return T(gp::cm::cpow(gp::cm::cd(a), gp::cm::cd(b)));
         else return pow(a, b);
     }
 };
