@@ -62,16 +62,25 @@ def _record_event(cp, device):
     event_cls = cp.cuda.Event
 
     def record_event(stream):
-        """A timing-free event recorded on the raw stream handle ``stream``."""
+        """A timing-free event recorded on the raw stream handle ``stream``.
+
+        The stream a block was freed on may have been destroyed since (a user's
+        ``cupy.cuda.Stream`` going out of scope): then recording fails, and the device is
+        synchronized instead, which orders everything; None means "already complete".
+        """
         with device:
             ev = event_cls(block=False, disable_timing=True)
-            runtime.eventRecord(ev.ptr, stream)
+            try:
+                runtime.eventRecord(ev.ptr, stream)
+            except runtime.CUDARuntimeError:
+                runtime.deviceSynchronize()
+                return None
         return ev
     return record_event
 
 
 def _event_done(ev) -> bool:
-    return bool(ev.done)
+    return ev is None or bool(ev.done)
 
 
 def current_stream_ptr(device_id: int) -> int:
