@@ -528,6 +528,44 @@ __device__ __forceinline__ cd cdiv_np(cd a, cd b) {
     return cd((ar * rat + ai) * scl, (ai * rat - ar) * scl);
 }
 
+// C99 Annex G multiplication (what C compilers emit for double complex *, so glibc's
+// cpow = cexp(b * clog(a)) uses it): infinities that the naive formula turns into NaN + NaN i
+// are recovered.
+__device__ __forceinline__ cd cmul_annex_g(cd z, cd w) {
+    double a = z.re, b = z.im, c = w.re, d = w.im;
+    const double ac = a * c, bd = b * d, ad = a * d, bc = b * c;
+    double x = ac - bd, y = ad + bc;
+    if (isnan(x) && isnan(y)) {
+        bool recalc = false;
+        if (isinf(a) || isinf(b)) {
+            a = copysign(isinf(a) ? 1.0 : 0.0, a);
+            b = copysign(isinf(b) ? 1.0 : 0.0, b);
+            if (isnan(c)) c = copysign(0.0, c);
+            if (isnan(d)) d = copysign(0.0, d);
+            recalc = true;
+        }
+        if (isinf(c) || isinf(d)) {
+            c = copysign(isinf(c) ? 1.0 : 0.0, c);
+            d = copysign(isinf(d) ? 1.0 : 0.0, d);
+            if (isnan(a)) a = copysign(0.0, a);
+            if (isnan(b)) b = copysign(0.0, b);
+            recalc = true;
+        }
+        if (!recalc && (isinf(ac) || isinf(bd) || isinf(ad) || isinf(bc))) {
+            if (isnan(a)) a = copysign(0.0, a);
+            if (isnan(b)) b = copysign(0.0, b);
+            if (isnan(c)) c = copysign(0.0, c);
+            if (isnan(d)) d = copysign(0.0, d);
+            recalc = true;
+        }
+        if (recalc) {
+            x = dinf() * (a * c - b * d);
+            y = dinf() * (a * d + b * c);
+        }
+    }
+    return cd(x, y);
+}
+
 // NumPy's npy_cpow: small integer powers by repeated multiplication, else exp(b * log(a)).
 GP_NOINLINE __device__ cd cpow(cd a, cd b) {
     const double ar = a.re, ai = a.im, br = b.re, bi = b.im;
@@ -555,8 +593,7 @@ GP_NOINLINE __device__ cd cpow(cd a, cd b) {
             return acc;
         }
     }
-    const cd la = clog(a);
-    return cexp(cd(la.re * br - la.im * bi, la.re * bi + la.im * br));
+    return cexp(cmul_annex_g(b, clog(a)));
 }
 
 }  // namespace cm
