@@ -26,7 +26,9 @@ divide = BinaryOp("divide", "numeric", "divide", FLOAT,
 floor_divide = BinaryOp("floor_divide", "real numeric", "floor_divide", PROMOTE,
                         "floor_divide(x1, x2, /): x1 // x2 rounded toward -infinity (Python's rule).\n\n"
                         "Integers: division by 0 gives 0, INT_MIN // -1 wraps to INT_MIN. Floats: "
-                        "NumPy's divmod definition (x // 0 is +-inf or NaN).")
+                        "NumPy's divmod definition (x // 0 is +-inf or NaN), except that one infinite "
+                        "operand gives floor(x1 / x2) as the spec prefers (inf // 2 is inf, "
+                        "1 // -inf is -0, where NumPy gives NaN and -1).")
 remainder = BinaryOp("remainder", "real numeric", "remainder", PROMOTE,
                      "remainder(x1, x2, /): x1 % x2 with the sign of x2 (Python's rule).\n\n"
                      "Integers: remainder by 0 gives 0. Floats: NumPy's divmod definition.")

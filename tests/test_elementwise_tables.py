@@ -389,6 +389,8 @@ def _ref_pow_int(a, b):
 
 
 def _ref_expm1_complex(z):
+    """expm1 in extended precision; exp(z) - 1 for non-finite parts; +-0 + +-0j gives
+    +0 + +-0j (the spec)."""
     z128 = z.astype(np.complex128)
     x, y = z128.real.astype(np.longdouble), z128.imag.astype(np.longdouble)
     s = np.sin(y / 2)
@@ -401,6 +403,7 @@ def _ref_expm1_complex(z):
     zero_im = (z128.imag == 0) & ~np.isnan(z128.real)
     out.real[zero_im] = np.expm1(z128.real[zero_im])
     out.imag[zero_im] = z128.imag[zero_im]
+    out.real[zero_im & (z128.real == 0)] = 0.0
     return out.astype(z.dtype)
 
 
@@ -442,6 +445,9 @@ def reference(name, *args):
             return np.zeros_like(args[0])
         if name == "pow" and dt.kind in "iu":
             return _ref_pow_int(*args)
+        if name == "floor_divide" and dt.kind == "f":  # one infinite operand: x1 / x2 (spec)
+            a, b = np.broadcast_arrays(*args)
+            return np.where(np.isinf(a) != np.isinf(b), a / b, np.floor_divide(a, b)).astype(dt)
         if dt.kind == "c" and name == "expm1":
             return _ref_expm1_complex(args[0])
         if dt.kind == "c" and name == "log1p":
@@ -455,6 +461,14 @@ def reference(name, *args):
         if dt.kind == "c" and name == "sign":  # spec: a NaN part gives NaN + NaN j
             z = args[0]
             out = np.where(np.isnan(z.real) | np.isnan(z.imag), complex_from(np.nan, np.nan, z.dtype), out)
+        if dt.kind == "c" and name in ("tanh", "tan"):
+            # spec: tanh(+-inf + yj) = +-1 + 0j with y's sign (C99/glibc: the sign of sin(2y))
+            z = args[0]
+            re, im = (z.real, z.imag) if name == "tanh" else (z.imag, z.real)
+            out = np.array(out)
+            hit = np.isinf(re) & np.isfinite(im)
+            part = out.imag if name == "tanh" else out.real
+            part[hit] = np.copysign(0.0, im[hit])
         return out.astype(_result(OPS[name].rule, dt)[0] if name in OPS and name != "clip" else out.dtype)
 
 

@@ -1,7 +1,8 @@
 // gparray: division-like and shift functors with NumPy 2 semantics.
 //   floor_divide / remainder: Python's floor convention for integers and floats. Integer
 //     division by zero gives 0 (no trap), INT_MIN // -1 wraps to INT_MIN, INT_MIN % -1 is 0.
-//     Floats follow NumPy's npy_divmod (fmod-based, snapped quotient, signed zeros).
+//     Floats follow NumPy's npy_divmod (fmod-based, snapped quotient, signed zeros), except
+//     that floor_divide with exactly one infinite operand is x1 / x2 (the spec's preference).
 //   bitwise shifts: counts outside [0, bits) give 0 (left; right for non-negatives) or -1
 //     (right shift of a negative number), like NumPy 2.
 //   int_pow: wrapping square-and-multiply; negative exponents give the truncated value of
@@ -92,7 +93,9 @@ struct op_floor_divide {
         if constexpr (gp::is_int_v<T>) {
             return gp::int_floor_divide(a, b);
         } else {
-            if (b == T(0)) return a / b;
+            // x // 0 and a single infinite operand: floor(x1 / x2) as the spec prefers
+            // (inf // 2 is inf, 1 // -inf is -0; NumPy gives NaN and -1 there)
+            if (b == T(0) || isinf(a) != isinf(b)) return a / b;
             T mod;
             return gp::float_divmod(a, b, mod);
         }

@@ -250,7 +250,9 @@ GP_NOINLINE __device__ cd ctanh(cd z) {
     const double x = z.re, y = z.im;
     if (!isfinite(x)) {
         if (isnan(x)) return cd(x, (y == 0 ? y : x * y));
-        return cd(copysign(1.0, x), copysign(0.0, isinf(y) ? y : sin(y) * cos(y)));
+        // ctanh(+-inf + i y) = +-1 + i 0 with the sign of y (the spec's 1 + 0j for y > 0;
+        // C99's sign of sin(2y) only differs in a zero's sign)
+        return cd(copysign(1.0, x), copysign(0.0, y));
     }
     // ctanh(+-0 + i NaN) = ctanh(+-0 +- i inf) = +-0 + i NaN (C11, the spec)
     if (!isfinite(y)) return cd(x == 0 ? x : y - y, y - y);
@@ -503,7 +505,7 @@ __device__ __forceinline__ cd clog10(cd z) {
 // parts so the special values follow exp's.
 GP_NOINLINE __device__ cd cexpm1(cd z) {
     const double x = z.re, y = z.im;
-    if (y == 0 && !isnan(x)) return cd(expm1(x), y);
+    if (y == 0 && !isnan(x)) return cd(x == 0 ? 0.0 : expm1(x), y);  // expm1(-0 + 0j) = +0 + 0j
     if (!isfinite(x) || !isfinite(y) || x > 700.0) {
         const cd w = cexp(z);
         return cd(w.re - 1.0, w.im);
