@@ -258,6 +258,8 @@ class Array:
         return self
 
     def __add__(self, other, /):
+        if type(other) is Array:
+            return _ew.add(self, other)
         return self._binop('add', other)
 
     def __radd__(self, other, /):
@@ -267,6 +269,8 @@ class Array:
         return self._iop('add', other)
 
     def __sub__(self, other, /):
+        if type(other) is Array:
+            return _ew.subtract(self, other)
         return self._binop('subtract', other)
 
     def __rsub__(self, other, /):
@@ -276,6 +280,8 @@ class Array:
         return self._iop('subtract', other)
 
     def __mul__(self, other, /):
+        if type(other) is Array:
+            return _ew.multiply(self, other)
         return self._binop('multiply', other)
 
     def __rmul__(self, other, /):
@@ -285,6 +291,8 @@ class Array:
         return self._iop('multiply', other)
 
     def __truediv__(self, other, /):
+        if type(other) is Array:
+            return _ew.divide(self, other)
         return self._binop('divide', other)
 
     def __rtruediv__(self, other, /):
@@ -294,6 +302,8 @@ class Array:
         return self._iop('divide', other)
 
     def __floordiv__(self, other, /):
+        if type(other) is Array:
+            return _ew.floor_divide(self, other)
         return self._binop('floor_divide', other)
 
     def __rfloordiv__(self, other, /):
@@ -303,6 +313,8 @@ class Array:
         return self._iop('floor_divide', other)
 
     def __mod__(self, other, /):
+        if type(other) is Array:
+            return _ew.remainder(self, other)
         return self._binop('remainder', other)
 
     def __rmod__(self, other, /):
@@ -312,6 +324,8 @@ class Array:
         return self._iop('remainder', other)
 
     def __pow__(self, other, /):
+        if type(other) is Array:
+            return _ew.pow(self, other)
         return self._binop('pow', other)
 
     def __rpow__(self, other, /):
@@ -321,6 +335,8 @@ class Array:
         return self._iop('pow', other)
 
     def __and__(self, other, /):
+        if type(other) is Array:
+            return _ew.bitwise_and(self, other)
         return self._binop('bitwise_and', other)
 
     def __rand__(self, other, /):
@@ -330,6 +346,8 @@ class Array:
         return self._iop('bitwise_and', other)
 
     def __or__(self, other, /):
+        if type(other) is Array:
+            return _ew.bitwise_or(self, other)
         return self._binop('bitwise_or', other)
 
     def __ror__(self, other, /):
@@ -339,6 +357,8 @@ class Array:
         return self._iop('bitwise_or', other)
 
     def __xor__(self, other, /):
+        if type(other) is Array:
+            return _ew.bitwise_xor(self, other)
         return self._binop('bitwise_xor', other)
 
     def __rxor__(self, other, /):
@@ -348,6 +368,8 @@ class Array:
         return self._iop('bitwise_xor', other)
 
     def __lshift__(self, other, /):
+        if type(other) is Array:
+            return _ew.bitwise_left_shift(self, other)
         return self._binop('bitwise_left_shift', other)
 
     def __rlshift__(self, other, /):
@@ -357,6 +379,8 @@ class Array:
         return self._iop('bitwise_left_shift', other)
 
     def __rshift__(self, other, /):
+        if type(other) is Array:
+            return _ew.bitwise_right_shift(self, other)
         return self._binop('bitwise_right_shift', other)
 
     def __rrshift__(self, other, /):
@@ -366,21 +390,33 @@ class Array:
         return self._iop('bitwise_right_shift', other)
 
     def __eq__(self, other, /):
+        if type(other) is Array:
+            return _ew.equal(self, other)
         return self._binop('equal', other)
 
     def __ne__(self, other, /):
+        if type(other) is Array:
+            return _ew.not_equal(self, other)
         return self._binop('not_equal', other)
 
     def __lt__(self, other, /):
+        if type(other) is Array:
+            return _ew.less(self, other)
         return self._binop('less', other)
 
     def __le__(self, other, /):
+        if type(other) is Array:
+            return _ew.less_equal(self, other)
         return self._binop('less_equal', other)
 
     def __gt__(self, other, /):
+        if type(other) is Array:
+            return _ew.greater(self, other)
         return self._binop('greater', other)
 
     def __ge__(self, other, /):
+        if type(other) is Array:
+            return _ew.greater_equal(self, other)
         return self._binop('greater_equal', other)
 
     def __neg__(self, /):

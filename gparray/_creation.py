@@ -33,11 +33,20 @@ def _normalize_shape(shape, name: str) -> tuple:
     return out
 
 
+_strides_cache: dict = {}
+
+
 def _empty(shape: tuple, dtype, dev: Device) -> Array:
     """Uninitialized C-contiguous array (no checks)."""
-    nbytes = _shapes.prod(shape) * dtype.itemsize
-    buf = alloc(nbytes, dev._id)
-    return Array._new(buf, 0, shape, _shapes.c_strides(shape, dtype.itemsize), dtype, dev)
+    isz = dtype.itemsize
+    buf = alloc(math.prod(shape) * isz, dev._id)
+    key = (shape, isz)
+    st = _strides_cache.get(key)
+    if st is None:
+        st = _shapes.c_strides(shape, isz)
+        if len(_strides_cache) < 4096:
+            _strides_cache[key] = st
+    return Array._new(buf, 0, shape, st, dtype, dev)
 
 
 def _stream():

@@ -84,6 +84,7 @@ class UnaryOp:
     """An elementwise function of one array (one table entry)."""
 
     def __init__(self, name: str, category: str, functor: str, rule: str = PROMOTE, doc: str = ""):
+        self._fast = {}  # input dtype -> contiguous launch plan (filled after the first checked call)
         self.__name__ = self.__qualname__ = name
         self.category = category
         self.functor = functor
@@ -94,6 +95,10 @@ class UnaryOp:
         return f"<gparray elementwise function {self.__name__}>"
 
     def __call__(self, x, /):
+        if type(x) is Array:
+            plan = self._fast.get(x._dtype)
+            if plan is not None and x._is_c_contig():
+                return _ew.unary_contig_new(plan, x)
         return self._apply(x, None)
 
     def _apply(self, x, out):
@@ -103,6 +108,8 @@ class UnaryOp:
         dt = x._dtype
         _check_category(name, self.category, dt)
         odt, ct = _result(self.rule, dt)
+        if dt not in self._fast:
+            self._fast[dt] = _ew.contig_plan("unary", self.functor, odt, ct, (dt,))
         if out is None:
             out = _new_out(x._shape, odt, x._device)
         _ew.unary(self.functor, x, out, ct)
@@ -123,6 +130,7 @@ class BinaryOp:
     """An elementwise function of two operands (arrays or Python scalars; one table entry)."""
 
     def __init__(self, name: str, category: str, functor: str, rule: str = PROMOTE, doc: str = ""):
+        self._fast = {}  # (dtype1, dtype2) -> contiguous launch plan (filled after a checked call)
         self.__name__ = self.__qualname__ = name
         self.category = category
         self.functor = functor
@@ -133,6 +141,11 @@ class BinaryOp:
         return f"<gparray elementwise function {self.__name__}>"
 
     def __call__(self, x1, x2, /):
+        # fast path: two C-contiguous arrays of one shape on one device, dtypes seen before
+        if type(x1) is Array and type(x2) is Array and x1._shape == x2._shape and x1._device is x2._device:
+            plan = self._fast.get((x1._dtype, x2._dtype))
+            if plan is not None and x1._is_c_contig() and x2._is_c_contig():
+                return _ew.binary_contig_new(plan, x1, x2)
         return self._apply(x1, x2, None)
 
     def _apply(self, x1, x2, out):
@@ -148,6 +161,9 @@ class BinaryOp:
                 raise TypeError(f"{name}: {x1._dtype.name} and {x2._dtype.name} promote to {dt.name}, "
                                 f"which is not of {self.category} dtype")
             odt, ct = _result(self.rule, dt)
+            key = (x1._dtype, x2._dtype)
+            if key not in self._fast:
+                self._fast[key] = _ew.contig_plan("binary", self.functor, odt, ct, key)
             shape = x1._shape if x1._shape == x2._shape else broadcast_shapes(x1._shape, x2._shape, name=name)
             out = self._out(out, shape, odt, x1._device, (x1, x2))
             _ew.binary(self.functor, x1, x2, out, ct)

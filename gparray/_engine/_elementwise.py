@@ -7,15 +7,61 @@ converted inside the kernel.
 """
 from __future__ import annotations
 
+from math import prod
+
 import numpy as np
 
 from . import _shapes
-from ._launch import (contig_grid, ctype, index_type, launch, nd_template, scalar_arg,
-                      strided_grid, strided_params)
+from ._launch import (BLOCK, UNROLL, contig_grid, ctype, index_type, launch, nd_template, scalar_arg,
+                      strided_grid, strided_params, vec_width)
 
 FAMILY = "elementwise"
 _ptr = np.uint64
 _i64 = np.int64
+
+
+# ----------------------------------------------------------------------------- fast paths
+# A contiguous plan fixes everything but the operands: (output dtype, name expression,
+# elements per block). Ops build one per dtype combination after their checks passed once.
+def contig_plan(kind: str, functor: str, odt, ct, in_dts):
+    """(odt, expr, tile) for gp_<kind>_contig of ``functor`` on inputs ``in_dts``."""
+    head = f"op_{functor}, {ctype(odt)}, {ctype(ct)}, " + ", ".join(ctype(d) for d in in_dts)
+    tile = BLOCK * vec_width(odt.itemsize, *(d.itemsize for d in in_dts)) * UNROLL
+    return (odt, f"gp_{kind}_contig<{head}>", tile)
+
+
+_empty = None
+
+
+def _new_contig(shape, odt, device):
+    global _empty
+    if _empty is None:
+        from .._creation import _empty
+    return _empty(shape, odt, device)
+
+
+def binary_contig_new(plan, a, b):
+    """New array = op(a, b) for C-contiguous same-shape ``a``, ``b`` (plan from contig_plan)."""
+    odt, expr, tile = plan
+    shape = a._shape
+    dev = a._device
+    out = _new_contig(shape, odt, dev)
+    n = prod(shape)
+    if n:
+        launch(FAMILY, expr, dev._id, (n + tile - 1) // tile, (_ptr(out._ptr), _ptr(a._ptr), _ptr(b._ptr), _i64(n)))
+    return out
+
+
+def unary_contig_new(plan, x):
+    """New array = op(x) for C-contiguous ``x`` (plan from contig_plan)."""
+    odt, expr, tile = plan
+    shape = x._shape
+    dev = x._device
+    out = _new_contig(shape, odt, dev)
+    n = prod(shape)
+    if n:
+        launch(FAMILY, expr, dev._id, (n + tile - 1) // tile, (_ptr(out._ptr), _ptr(x._ptr), _i64(n)))
+    return out
 
 
 def _estrides(x, shape):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _backend
+from .._kernels._launcher import Kernel
 from .._kernels._registry import ctype, get_kernel
 
 BLOCK = 256          # must match GP_BLOCK in include/gp/elementwise.cuh
@@ -71,16 +72,30 @@ def scalar_arg(value, dtype):
     return dtype.type(value)
 
 
+_kernels: dict = {}  # (device_id, family, expr) -> Kernel
+
+
+def kernel(family: str, expr: str, device_id: int, args) -> Kernel:
+    """The launchable Kernel for instance ``expr`` (layout taken from ``args``' types)."""
+    key = (device_id, family, expr)
+    k = _kernels.get(key)
+    if k is None:
+        k = _kernels[key] = Kernel(get_kernel(family, expr, device_id), args)
+    return k
+
+
 def launch(family: str, expr: str, device_id: int, grid: int, args, shared_mem: int = 0, block: int = BLOCK):
     """Launch instance ``expr`` on ``device_id`` on the current stream."""
-    fn = get_kernel(family, expr, device_id)
+    k = _kernels.get((device_id, family, expr))
+    if k is None:
+        k = kernel(family, expr, device_id, args)
     cp = _backend._cupy
     if cp.cuda.runtime.getDevice() != device_id:
         with cp.cuda.Device(device_id):
-            fn((grid,), (block,), args, shared_mem=shared_mem)
+            k(grid, block, args, shared_mem, cp.cuda.get_current_stream().ptr)
     else:
-        fn((grid,), (block,), args, shared_mem=shared_mem)
+        k(grid, block, args, shared_mem, cp.cuda.get_current_stream().ptr)
 
 
-__all__ = ["BLOCK", "ctype", "launch", "strided_params", "index_type", "nd_template",
+__all__ = ["BLOCK", "ctype", "kernel", "launch", "strided_params", "index_type", "nd_template",
            "contig_grid", "strided_grid", "scalar_arg", "vec_width"]
