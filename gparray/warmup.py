@@ -20,11 +20,11 @@ def _batches(items, n):
         yield items[i:i + n]
 
 
-def warm(arch: str, families=None, batch: int = 200, verbose: bool = True) -> int:
+def warm(arch: str, families=None, batch: int = 200, verbose: bool = True, ops: bool = True) -> int:
     """Compile every registered instance of ``families`` for sm_<arch>; returns the count."""
     total = 0
     t0 = time.time()
-    for family, exprs in instances().items():
+    for family, exprs in instances(include_ops=ops).items():
         if families and family not in families:
             continue
         todo = [e for e in exprs if _compile.load_cached(family, e, arch) is None]
@@ -42,8 +42,9 @@ def main(argv=None) -> int:
     p.add_argument("--arch", default="90", help="target compute capability, e.g. 90 (sm_90)")
     p.add_argument("--families", nargs="*", help="kernel families (default: all)")
     p.add_argument("--batch", type=int, default=200, help="instances per NVRTC program")
+    p.add_argument("--no-ops", action="store_true", help="skip the elementwise function table's instances")
     args = p.parse_args(argv)
-    n = warm(args.arch, args.families, args.batch)
+    n = warm(args.arch, args.families, args.batch, ops=not args.no_ops)
     files, size = _compile.cache_size()
     print(f"warmup: {n} instances compiled for sm_{args.arch}; cache {_compile.cache_dir()} "
           f"holds {files} files, {size / 2**20:.1f} MiB (NVRTC {'.'.join(map(str, _compile.nvrtc_version()))})")

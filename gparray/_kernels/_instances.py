@@ -91,10 +91,25 @@ def core_elementwise_instances() -> list[str]:
     return out
 
 
-def instances() -> dict[str, list[str]]:
-    """Every foundation instance, by family."""
+def op_instances() -> list[str]:
+    """Every instance the elementwise function table declares (``op.instances()``)."""
+    from .. import _elementwise_funcs as ef
+
+    out = []
+    for name in ef.__all__:
+        op = getattr(ef, name)
+        if hasattr(op, "instances"):
+            out += op.instances()
+    return out
+
+
+def instances(include_ops: bool = False) -> dict[str, list[str]]:
+    """Every foundation instance, by family (plus the elementwise table's when asked)."""
+    ew = copy_instances() + fill_instances() + core_elementwise_instances()
+    if include_ops:
+        ew = list(dict.fromkeys(ew + op_instances()))
     return {
-        "elementwise": copy_instances() + fill_instances() + core_elementwise_instances(),
+        "elementwise": ew,
         "creation": creation_instances(),
         "reduce": reduce_instances(),
     }
