@@ -444,3 +444,41 @@ def test_info_and_memory():
     x = xp.empty((1024, 1024), dtype=xp.float32)
     assert xp.cuda.memory_allocated() >= before + 4 * 2**20
     del x
+
+
+@pytest.mark.parametrize("dtype", ALL)
+def test_where_matches_numpy(dtype):
+    rng = np.random.default_rng(5)
+    c = rng.integers(0, 2, (5000,)).astype(bool)
+    a, b = sample(dtype, (5000,), 1), sample(dtype, (5000,), 2)
+    assert_same(xp.where(xp.asarray(c), xp.asarray(a), xp.asarray(b)), np.where(c, a, b))
+    # broadcasting, strided operands and mixed dtypes
+    c2 = c[:12].reshape(3, 4)
+    assert_same(xp.where(xp.asarray(c2), xp.asarray(a[:4]), xp.asarray(b[:3].reshape(3, 1))),
+                np.where(c2, a[:4], b[:3].reshape(3, 1)))
+    assert_same(xp.where(xp.asarray(c)[::3], xp.asarray(a)[::-3], xp.asarray(b)[1::3]),
+                np.where(c[::3], a[::-3], b[1::3]))
+
+
+def test_where_scalars_and_errors():
+    c = np.array([True, False, True])
+    a = np.array([1.5, -2.0, 3.0], dtype=np.float32)
+    assert_same(xp.where(xp.asarray(c), xp.asarray(a), 0.0), np.where(c, a, np.float32(0)))
+    assert_same(xp.where(xp.asarray(c), 7, xp.asarray(a)), np.where(c, np.float32(7), a))
+    assert_same(xp.where(xp.asarray(c), xp.asarray([1, 2, 3], dtype=xp.int8), xp.asarray([4, 5, 6], dtype=xp.int16)),
+                np.where(c, np.int8([1, 2, 3]), np.int16([4, 5, 6])))
+    with pytest.raises(TypeError, match="^where"):
+        xp.where(xp.asarray([1, 0]), xp.asarray([1, 2]), xp.asarray([3, 4]))
+    with pytest.raises(ValueError, match="^where"):
+        xp.where(xp.asarray(c), xp.asarray(a), xp.zeros(4))
+    assert xp.where(xp.asarray(np.zeros((0,), bool)), 1.0, xp.zeros(0)).shape == (0,)
+
+
+def test_copy_paths():
+    a = np.arange(1000, dtype=np.float64)
+    x = xp.asarray(a)
+    y = xp.asarray(x, copy=True)  # contiguous: memcpy
+    assert y._buf is not x._buf
+    assert_same(y, a)
+    z = xp.asarray(x[::-2], copy=True)  # strided: kernel
+    assert_same(z, a[::-2].copy())

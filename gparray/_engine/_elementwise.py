@@ -200,7 +200,8 @@ def where(cond, a, b, out) -> None:
     head = f"{ctype(out._dtype)}, {ctype(a._dtype)}, {ctype(b._dtype)}"
     ops = (cond, a, b)
     if _all_contig(out, ops):
-        launch(FAMILY, f"gp_where_contig<{head}>", out._device._id, strided_grid(n),
+        launch(FAMILY, f"gp_where_contig<{head}>", out._device._id,
+               contig_grid(n, out._dtype.itemsize, a._dtype.itemsize, b._dtype.itemsize),
                (_ptr(out._ptr), _ptr(cond._ptr), _ptr(a._ptr), _ptr(b._ptr), _i64(n)))
         return
     _strided("where", head, out, ops, (), _plan(out, ops))

@@ -209,11 +209,31 @@ template <class TO, class TA, class TB>
 __global__ void __launch_bounds__(GP_BLOCK) gp_where_contig(TO* __restrict__ out, const bool* __restrict__ c,
                                                           const TA* __restrict__ a, const TB* __restrict__ b,
                                                           long long n) {
-    const long long base = static_cast<long long>(blockIdx.x) * (GP_BLOCK * GP_STRIDED_ITEMS) + threadIdx.x;
+    constexpr int V = gp::vec_width<TO, TA, TB>::value;
+    constexpr int TILE = GP_BLOCK * V * GP_UNROLL;
+    const long long base = static_cast<long long>(blockIdx.x) * TILE;
+    if (base + TILE <= n && gp::aligned_for<V>(out) && gp::aligned_for<V>(c) && gp::aligned_for<V>(a) &&
+        gp::aligned_for<V>(b)) {
+        gp::vec_t<bool, V> vc[GP_UNROLL];
+        gp::vec_t<TA, V> va[GP_UNROLL];
+        gp::vec_t<TB, V> vb[GP_UNROLL];
 #pragma unroll
-    for (int j = 0; j < GP_STRIDED_ITEMS; ++j) {
-        const long long i = base + j * GP_BLOCK;
-        if (i < n) out[i] = c[i] ? gp::cast<TO>(a[i]) : gp::cast<TO>(b[i]);
+        for (int u = 0; u < GP_UNROLL; ++u) {
+            const int k = threadIdx.x + u * GP_BLOCK;
+            vc[u] = reinterpret_cast<const gp::vec_t<bool, V>*>(c + base)[k];
+            va[u] = reinterpret_cast<const gp::vec_t<TA, V>*>(a + base)[k];
+            vb[u] = reinterpret_cast<const gp::vec_t<TB, V>*>(b + base)[k];
+        }
+#pragma unroll
+        for (int u = 0; u < GP_UNROLL; ++u) {
+            gp::vec_t<TO, V> vo;
+#pragma unroll
+            for (int j = 0; j < V; ++j) vo.v[j] = vc[u].v[j] ? gp::cast<TO>(va[u].v[j]) : gp::cast<TO>(vb[u].v[j]);
+            reinterpret_cast<gp::vec_t<TO, V>*>(out + base)[threadIdx.x + u * GP_BLOCK] = vo;
+        }
+    } else {
+        const long long end = base + TILE < n ? base + TILE : n;
+        for (long long i = base + threadIdx.x; i < end; i += GP_BLOCK) out[i] = c[i] ? gp::cast<TO>(a[i]) : gp::cast<TO>(b[i]);
     }
 }
 
