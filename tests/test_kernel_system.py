@@ -26,11 +26,19 @@ def test_keys_change_with_every_input(monkeypatch):
     monkeypatch.setattr(_compile, "_nvrtc_version", (1, 0))
     assert k != _compile.instance_key("elementwise", "gp_fill_contig<float>", "90")
     monkeypatch.undo()
-    monkeypatch.setattr(_compile, "_headers_digest", "different")
+    monkeypatch.setattr(_compile, "_family_digests", {"elementwise": "different"})
     assert k != _compile.instance_key("elementwise", "gp_fill_contig<float>", "90")
     monkeypatch.undo()
     monkeypatch.setattr(_compile, "OPTIONS", _compile.OPTIONS + ("-lineinfo",))
     assert k != _compile.instance_key("elementwise", "gp_fill_contig<float>", "90")
+
+
+def test_family_keys_hash_exactly_their_headers():
+    inc = _compile.included_headers(_compile.family_source("elementwise"))
+    assert "gp/elementwise.cuh" in inc and "gp/types.cuh" in inc and "gp/indexer.cuh" in inc
+    assert not [h for h in _compile.included_headers(_compile.family_source("creation")) if "functors" in h]
+    for fam in ("elementwise", "creation", "reduce"):
+        assert _compile.headers_digest(fam) != _compile.headers_digest(None)
 
 
 def test_cache_round_trip_and_clear(tmp_path, monkeypatch):

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import pathlib
+import re
 import tempfile
 
 from .._version import __version__
@@ -57,18 +58,55 @@ def family_source(family: str) -> str:
     return src
 
 
-def headers_digest() -> str:
-    """SHA-256 over every packaged header (name and content), computed once per process."""
+_INCLUDE_RE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+_family_digests: dict[str, str] = {}
+
+
+def included_headers(text: str, seen: set | None = None, base: pathlib.Path | None = None) -> list:
+    """Packaged headers ``text`` includes, transitively: quoted includes resolved next to the
+    including header first, then under include/; returned relative to include/."""
+    seen = set() if seen is None else seen
+    out = []
+    for name in _INCLUDE_RE.findall(text):
+        path = None
+        for root in ((base,) if base is not None else ()) + (INCLUDE_DIR,):
+            if (root / name).is_file():
+                path = (root / name).resolve()
+                break
+        if path is None:
+            continue
+        rel = str(path.relative_to(INCLUDE_DIR))
+        if rel in seen:
+            continue
+        seen.add(rel)
+        out.append(rel)
+        out += included_headers(path.read_text(), seen, path.parent)
+    return out
+
+
+def headers_digest(family: str | None = None) -> str:
+    """SHA-256 over the packaged headers a family includes (all headers when ``family`` is None),
+    names and contents; computed once per family and process."""
     global _headers_digest
+    if family is not None:
+        d = _family_digests.get(family)
+        if d is None:
+            names = sorted(included_headers(family_source(family)))
+            d = _family_digests[family] = _digest(names)
+        return d
     if _headers_digest is None:
-        h = hashlib.sha256()
-        for p in sorted(INCLUDE_DIR.rglob("*.cuh")):
-            h.update(str(p.relative_to(INCLUDE_DIR)).encode())
-            h.update(b"\0")
-            h.update(p.read_bytes())
-            h.update(b"\0")
-        _headers_digest = h.hexdigest()
+        _headers_digest = _digest(sorted(str(p.relative_to(INCLUDE_DIR)) for p in INCLUDE_DIR.rglob("*.cuh")))
     return _headers_digest
+
+
+def _digest(names) -> str:
+    h = hashlib.sha256()
+    for name in names:
+        h.update(name.encode())
+        h.update(b"\0")
+        h.update((INCLUDE_DIR / name).read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
 
 
 def nvrtc_version() -> tuple:
@@ -88,7 +126,7 @@ def options_for(arch: str) -> tuple:
 
 def _base_key(family: str, arch: str) -> hashlib.sha256:
     h = hashlib.sha256()
-    for part in (family, family_source(family), headers_digest(), " ".join(OPTIONS), arch,
+    for part in (family, family_source(family), headers_digest(family), " ".join(OPTIONS), arch,
                  ".".join(map(str, nvrtc_version())), __version__):
         h.update(part.encode())
         h.update(b"\0")
