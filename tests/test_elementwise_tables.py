@@ -456,6 +456,8 @@ def reference(name, *args):
             return _ref_complex_quotient(*args)
         if dt == np.complex64 and name in COMPLEX_VIA_DOUBLE:
             out = f(*(a.astype(np.complex128) for a in args)).astype(np.complex64)
+        elif dt == np.float32 and name == "logaddexp":  # evaluated in double, rounded once
+            out = f(*(a.astype(np.float64) for a in args)).astype(np.float32)
         else:
             out = f(*args)
         if dt.kind == "c" and name == "sign":  # spec: a NaN part gives NaN + NaN j
@@ -501,6 +503,9 @@ def mismatches(got, exp, rtol, loose=None, per_part=False):
         g_parts = [np.where(free, np.abs(p), p) for p in g_parts]
         e_parts = [np.where(free, np.abs(p), p) for p in e_parts]
         skip = loose & e_nonfinite & ~free
+        # NaN + NaN j expected after an intermediate overflow: any non-finite answer will do
+        both_nan = loose & np.isnan(exp.real) & np.isnan(exp.imag) & g_nonfinite
+        skip |= both_nan
         bad |= skip & ~g_nonfinite
     else:
         skip = np.zeros(exp.shape, bool)

@@ -652,11 +652,29 @@ struct op_reciprocal {
 
 // ------------------------------------------------------------------ binary math
 struct op_atan2 { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return atan2(a, b); } };
-struct op_hypot { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return hypot(a, b); } };
+// CUDA's hypot overflows near the top of the range (hypot(1, DBL_MAX) = inf); redo those
+// cases scaled by the larger magnitude.
+struct op_hypot {
+    template <class T> __device__ __forceinline__ T operator()(T a, T b) const {
+        const T h = hypot(a, b);
+        if (isinf(h) && isfinite(a) && isfinite(b)) {
+            const T x = fabs(a), y = fabs(b);
+            const T hi = x > y ? x : y, lo = x > y ? y : x;
+            const T r = lo / hi;
+            return hi * sqrt(T(1) + r * r);
+        }
+        return h;
+    }
+};
 
 // NumPy's npy_logaddexp: log(exp(x) + exp(y)) without overflow; equal infinities give
 // themselves, NaN propagates.
 struct op_logaddexp {
+    // float32 is evaluated in double and rounded once (the float log1p/exp chain is off by
+    // more than an ulp near the crossover)
+    __device__ __forceinline__ float operator()(float x, float y) const {
+        return static_cast<float>((*this)(static_cast<double>(x), static_cast<double>(y)));
+    }
     template <class T> __device__ __forceinline__ T operator()(T x, T y) const {
         if (x == y) return x + T(gp::cm::LN2);
         const T tmp = x - y;
