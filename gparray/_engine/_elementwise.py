@@ -139,7 +139,54 @@ def binary(op: str, a, b, out, ct) -> None:
                contig_grid(n, out._dtype.itemsize, a._dtype.itemsize, b._dtype.itemsize),
                (_ptr(out._ptr), _ptr(a._ptr), _ptr(b._ptr), _i64(n)))
         return
+    if _binary_2d(op, a, b, out, ct, head, merged):
+        return
     _strided("binary", head, out, (a, b), (), merged)
+
+
+_TILE = 32
+_GRID_LIMIT = 2**31 - 1
+
+
+def _binary_2d(op, a, b, out, ct, head, merged) -> bool:
+    """Launch the 2-d forms when the merged problem is a contiguous (R, C) output:
+    ``tiled`` when one operand runs down the columns (a transposed view), else ``rows``
+    (broadcasts and sliced operands without per-element div/mod). False: not applicable."""
+    shape, (so, sa, sb) = merged
+    if len(shape) == 1:
+        if so != (1,):
+            return False
+        R, C = 1, shape[0]
+        sa, sb = (0, sa[0]), (0, sb[0])
+    elif len(shape) == 2:
+        R, C = shape
+        if so != (C, 1):
+            return False
+    else:
+        return False
+    dev = out._device._id
+    if R >= _TILE and C >= _TILE:
+        t_first = None
+        if sa[0] == 1 and abs(sa[1]) > 1 and sb[1] in (0, 1):
+            t_first, t, nn, st1, n0, n1 = True, a, b, sa[1], sb[0], sb[1]
+        elif sb[0] == 1 and abs(sb[1]) > 1 and sa[1] in (0, 1):
+            t_first, t, nn, st1, n0, n1 = False, b, a, sb[1], sa[0], sa[1]
+        if t_first is not None:
+            tiles = ((R + _TILE - 1) // _TILE) * ((C + _TILE - 1) // _TILE)
+            if tiles <= _GRID_LIMIT:
+                expr = (f"gp_binary_tiled<op_{op}, {ctype(out._dtype)}, {ctype(ct)}, {ctype(t._dtype)}, "
+                        f"{ctype(nn._dtype)}, {'true' if t_first else 'false'}>")
+                launch(FAMILY, expr, dev, tiles, (_ptr(out._ptr), _ptr(t._ptr), _ptr(nn._ptr), _i64(R), _i64(C),
+                                                  _i64(st1), _i64(n0), _i64(n1)))
+                return True
+    per_block = BLOCK * vec_width(out._dtype.itemsize)
+    grid = R * ((C + per_block - 1) // per_block)
+    if grid > _GRID_LIMIT:
+        return False
+    launch(FAMILY, f"gp_binary_rows<{head}>", dev, grid,
+           (_ptr(out._ptr), _ptr(a._ptr), _ptr(b._ptr), _i64(R), _i64(C), _i64(sa[0]), _i64(sa[1]),
+            _i64(sb[0]), _i64(sb[1])))
+    return True
 
 
 def scalar(op: str, a, value, swap: bool, out, ct) -> None:

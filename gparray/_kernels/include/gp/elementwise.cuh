@@ -252,3 +252,68 @@ __global__ void __launch_bounds__(GP_BLOCK) gp_where_strided(TO* __restrict__ ou
         }
     }
 }
+
+// ------------------------------------------- binary, 2-d "rows" form (no div/mod per element)
+// out is a C-contiguous (R, C) matrix; a and b are read through element strides
+// (sa0, sa1), (sb0, sb1), which may be 0 (broadcast), negative or > 1 (slices). One block
+// covers GP_BLOCK * V consecutive columns of one row; stores are 16-byte vectors.
+template <class Op, class TO, class CT, class TA, class TB>
+__global__ void __launch_bounds__(GP_BLOCK) gp_binary_rows(TO* __restrict__ out, const TA* __restrict__ a,
+                                                         const TB* __restrict__ b, long long R, long long C,
+                                                         long long sa0, long long sa1, long long sb0, long long sb1) {
+    constexpr int V = gp::vec_width<TO>::value;
+    const long long chunks = (C + GP_BLOCK * V - 1) / (GP_BLOCK * V);
+    const long long row = static_cast<long long>(blockIdx.x) / chunks;
+    if (row >= R) return;
+    const long long c0 = (static_cast<long long>(blockIdx.x) - row * chunks) * (GP_BLOCK * V) + threadIdx.x * V;
+    const TA* ar = a + row * sa0;
+    const TB* br = b + row * sb0;
+    TO* orow = out + row * C;
+    Op op;
+    if (c0 + V <= C && gp::aligned_for<V>(orow + c0)) {
+        gp::vec_t<TO, V> vo;
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+            vo.v[j] = gp::cast<TO>(op(gp::cast<CT>(ar[(c0 + j) * sa1]), gp::cast<CT>(br[(c0 + j) * sb1])));
+        *reinterpret_cast<gp::vec_t<TO, V>*>(orow + c0) = vo;
+    } else {
+        for (int j = 0; j < V; ++j) {
+            const long long c = c0 + j;
+            if (c < C) orow[c] = gp::cast<TO>(op(gp::cast<CT>(ar[c * sa1]), gp::cast<CT>(br[c * sb1])));
+        }
+    }
+}
+
+// ------------------------------------------- binary with one transposed operand (tiled)
+// out is a C-contiguous (R, C) matrix. Operand T is contiguous down the columns (stride 1
+// along rows, st1 along columns): it is read in 32x32 tiles with coalesced loads into
+// shared memory and read back transposed. Operand N is read along rows (stride n1, usually
+// 1 or 0). T_FIRST says whether T is the op's first argument.
+template <class Op, class TO, class CT, class TT, class TN, bool T_FIRST>
+__global__ void __launch_bounds__(256) gp_binary_tiled(TO* __restrict__ out, const TT* __restrict__ t,
+                                                     const TN* __restrict__ nn, long long R, long long C,
+                                                     long long st1, long long n0, long long n1) {
+    __shared__ CT tile[32][33];
+    const long long tiles_c = (C + 31) / 32;
+    const long long tr = static_cast<long long>(blockIdx.x) / tiles_c;
+    const long long tc = static_cast<long long>(blockIdx.x) - tr * tiles_c;
+    const long long r0 = tr * 32, c0 = tc * 32;
+    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;  // 32 x 8 threads
+    // load: consecutive threads walk down the rows, where T is contiguous
+#pragma unroll
+    for (int k = 0; k < 32; k += 8) {
+        const long long r = r0 + tx, c = c0 + ty + k;
+        if (r < R && c < C) tile[ty + k][tx] = gp::cast<CT>(t[r + c * st1]);
+    }
+    __syncthreads();
+    Op op;
+#pragma unroll
+    for (int k = 0; k < 32; k += 8) {
+        const long long r = r0 + ty + k, c = c0 + tx;
+        if (r < R && c < C) {
+            const CT tv = tile[tx][ty + k];
+            const CT nv = gp::cast<CT>(nn[r * n0 + c * n1]);
+            out[r * C + c] = gp::cast<TO>(T_FIRST ? op(tv, nv) : op(nv, tv));
+        }
+    }
+}

@@ -1,0 +1,86 @@
+"""GPU tier: the 2-d kernel forms of the elementwise engine (rows: broadcasts and sliced
+operands; tiled: a transposed operand) against NumPy, including ragged edges."""
+import numpy as np
+import pytest
+
+import gparray as xp
+
+pytestmark = pytest.mark.gpu
+
+DTYPES = ["float32", "float64", "int8", "int64", "complex128", "bool"]
+
+
+def data(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.integers(0, 2, shape).astype(bool)
+    a = rng.standard_normal(shape) * 20
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.standard_normal(shape)
+    return a.astype(dtype)
+
+
+def same(got, exp):
+    g = np.asarray(got)
+    assert g.dtype == exp.dtype and g.shape == exp.shape
+    np.testing.assert_array_equal(g, exp)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(32, 32), (33, 47), (64, 96), (200, 31), (1, 40)])
+def test_transposed_operand_tiled(dtype, shape):
+    m = data(shape[::-1], dtype, 1)  # m.T has `shape`
+    n = data(shape, dtype, 2)
+    M, N = xp.asarray(m), xp.asarray(n)
+    op = "add" if dtype != "bool" else "logical_xor"
+    f, nf = getattr(xp, op), getattr(np, op)
+    same(f(M.T, N), nf(m.T, n))
+    same(f(N, M.T), nf(n, m.T))
+    same(xp.less(M.T, N) if dtype not in ("complex128",) else xp.equal(M.T, N),
+         np.less(m.T, n) if dtype not in ("complex128",) else np.equal(m.T, n))
+    # the transposed operand broadcast against a row
+    same(f(M.T, N[:1]), nf(m.T, n[:1]))
+    # a sliced transposed operand (column stride > 1, negative)
+    big = data((shape[1] * 2, shape[0]), dtype, 3)
+    B = xp.asarray(big)
+    same(f(B[::-2].T, N), nf(big[::-2].T, n))
+
+
+def test_square_transpose_plus_itself_mixed_dtypes():
+    m = data((96, 96), "float32", 4)
+    k = data((96, 96), "int8", 5)
+    M, K = xp.asarray(m), xp.asarray(k)
+    same(M.T + M, m.T + m)
+    same(M.T * K, m.T * k)
+    same(xp.divide(K.T, M), np.divide(k.T, m))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_outer_broadcast_rows(dtype):
+    col, row = data((300, 1), dtype, 6), data((1, 1027), dtype, 7)
+    C, R = xp.asarray(col), xp.asarray(row)
+    op = "add" if dtype != "bool" else "logical_or"
+    f, nf = getattr(xp, op), getattr(np, op)
+    same(f(C, R), nf(col, row))
+    same(f(R, C), nf(row, col))
+    same(f(xp.asarray(col[:, 0]), R.T), nf(col[:, 0], row.T)) if dtype != "bool" else None
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sliced_1d_and_2d_rows(dtype):
+    a, b = data((4099,), dtype, 8), data((4099 * 3,), dtype, 9)
+    A, B = xp.asarray(a), xp.asarray(b)
+    op = "multiply" if dtype != "bool" else "logical_and"
+    f, nf = getattr(xp, op), getattr(np, op)
+    same(f(A[::2], B[::6]), nf(a[::2], b[::6]))
+    same(f(A[::-1], B[1::3]), nf(a[::-1], b[1::3]))
+    m, n = data((40, 70), dtype, 10), data((40, 140), dtype, 11)
+    same(f(xp.asarray(m), xp.asarray(n)[:, ::2]), nf(m, n[:, ::2]))
+    same(f(xp.asarray(m)[::-1], xp.asarray(n)[:, 1::2]), nf(m[::-1], n[:, 1::2]))
+
+
+def test_rows_edge_sizes():
+    for cols in (1, 3, 1023, 1024, 1025, 4097):
+        a, b = data((5, cols), "float64", cols), data((5, 1), "float64", cols + 1)
+        same(xp.asarray(a) - xp.asarray(b), a - b)
+        same(xp.asarray(a)[:, ::-1] - xp.asarray(b), a[:, ::-1] - b)
