@@ -21,8 +21,10 @@ from ._info import __array_namespace_info__
 from ._manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims,
                             flip, matrix_transpose, moveaxis, permute_dims, reshape, squeeze, stack,
                             unstack)
-from ._searching import where
-from ._utility import all, any
+from ._searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
+from ._statistical import (cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum,
+                           var)
+from ._utility import all, any, diff
 from . import cuda
 
 __all__ = [
@@ -35,5 +37,7 @@ __all__ = [
     "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
     "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
     "matrix_transpose", "moveaxis", "permute_dims", "reshape", "squeeze", "stack", "unstack",
-    "all", "any", "where",
+    "all", "any", "diff", "where",
+    "argmax", "argmin", "count_nonzero", "nonzero", "searchsorted",
+    "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
 ] + list(_elementwise_all)

@@ -1,11 +1,18 @@
-"""Searching functions (spec section "Searching Functions"): where. (argmax, argmin,
-nonzero, count_nonzero and searchsorted arrive with the reductions issue.)"""
+"""Searching functions (spec section "Searching Functions"): argmax, argmin, count_nonzero,
+nonzero, searchsorted, where.
+
+argmax/argmin/count_nonzero are reductions (gparray/_engine/_reduce.py); nonzero counts,
+scans and compacts (gparray/_engine/_search.py; one device-to-host read of the count,
+since it decides the output shape); searchsorted is one binary search per needle.
+"""
 from __future__ import annotations
 
 from . import _dtypes as _dt
 from ._array import Array
 from ._engine import _elementwise as _ew
+from ._engine import _search, _shapes
 from ._engine._shapes import broadcast_shapes
+from ._statistical import _check, _reduce_into
 
 _PY = (bool, int, float, complex)
 
@@ -41,4 +48,85 @@ def where(condition, x1, x2, /):
     shape = broadcast_shapes(condition._shape, x1._shape, x2._shape, name="where")
     out = _empty(shape, dtype, dev)
     _ew.where(condition, x1, x2, out)
+    return out
+
+
+def _arg_reduce(op: str, x, axis, keepdims: bool):
+    _check(x, op, "biuf", "a real")
+    if axis is None:
+        axes = tuple(range(x.ndim))
+    else:
+        axes = (_shapes.normalize_axis(axis, x.ndim, op),)
+    if _shapes.prod(x._shape[i] for i in axes) == 0:
+        raise ValueError(f"{op}: attempt to get {op} of an empty sequence (shape {x._shape})")
+    return _reduce_into(op, x, axes, keepdims, _dt.int64)
+
+
+def argmax(x, /, *, axis=None, keepdims=False):
+    """Index of the first largest element along ``axis`` (None: of the flattened array, C
+    order); a NaN counts as the largest (the first NaN wins); int64 result."""
+    return _arg_reduce("argmax", x, axis, keepdims)
+
+
+def argmin(x, /, *, axis=None, keepdims=False):
+    """Index of the first smallest element along ``axis`` (None: of the flattened array, C
+    order); a NaN counts as the smallest (the first NaN wins); int64 result."""
+    return _arg_reduce("argmin", x, axis, keepdims)
+
+
+def count_nonzero(x, /, *, axis=None, keepdims=False):
+    """Number of nonzero elements over ``axis`` (complex: either part nonzero); int64."""
+    _check(x, "count_nonzero", "biufc", "any")
+    axes = _shapes.normalize_axes(axis, x.ndim, "count_nonzero")
+    return _reduce_into("count_nonzero", x, axes, keepdims, _dt.int64)
+
+
+def nonzero(x, /):
+    """Tuple of int64 index arrays (one per dimension, C order) of the nonzero elements;
+    0-d input raises ValueError. Synchronizes once to read the count."""
+    from ._creation import _empty, _to_host
+
+    _check(x, "nonzero", "biufc", "any")
+    if x.ndim == 0:
+        raise ValueError("nonzero: expected an array with at least one dimension, got a 0-d array")
+    return _search.nonzero(x, lambda shape, dtype: _empty(shape, dtype, x._device), _to_host)
+
+
+def searchsorted(x1, x2, /, *, side="left", sorter=None):
+    """Indices where the elements of ``x2`` (an array or a Python scalar) would be inserted
+    into the ascending 1-D ``x1`` (or ``x1[sorter]``) to keep it sorted; NaNs sort last.
+    side="left": first suitable index, "right": last. int64 result of x2's shape."""
+    from ._creation import _copy, _empty, full
+
+    name = "searchsorted"
+    _check(x1, name, "biuf", "a real")
+    if x1.ndim != 1:
+        raise ValueError(f"{name}: x1 must be one-dimensional, got {x1.ndim} dimensions")
+    if side not in ("left", "right"):
+        raise ValueError(f"{name}: side must be 'left' or 'right', got {side!r}")
+    if isinstance(x2, Array):
+        _check(x2, name, "biuf", "a real")
+        if x2._device != x1._device:
+            raise ValueError(f"{name}: x1 and x2 are on different devices ({x1._device}, {x2._device})")
+        ct = _dt.promote_types(x1._dtype, x2._dtype)
+    elif isinstance(x2, _PY):
+        ct = _dt._scalar_result_type(x1._dtype, x2, name)
+        _dt._check_scalar_fits(ct, x2, name)
+        if ct.kind == "c":
+            raise TypeError(f"{name}: x2 must be real, got {x2!r}")
+        x2 = full((), x2, dtype=ct, device=x1._device)
+    else:
+        raise TypeError(f"{name}: x2 must be an Array or a Python scalar, got {type(x2).__name__}")
+    srt = None
+    if sorter is not None:
+        if not isinstance(sorter, Array) or sorter._dtype.kind not in "iu":
+            raise TypeError(f"{name}: sorter must be an integer Array")
+        if sorter._shape != x1._shape:
+            raise ValueError(f"{name}: sorter must have x1's shape {x1._shape}, got {sorter._shape}")
+        if sorter._device != x1._device:
+            raise ValueError(f"{name}: sorter is on another device ({sorter._device}, {x1._device})")
+        srt = sorter if sorter._dtype == _dt.int64 else _copy(sorter, _dt.int64)
+    needles = x2 if x2._is_c_contig() else _copy(x2)
+    out = _empty(x2._shape, _dt.int64, x1._device)
+    _search.searchsorted(x1, needles, out, ct, side == "right", srt)
     return out

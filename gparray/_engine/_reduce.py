@@ -1,32 +1,298 @@
-"""Reduction engine (first strategy: one block per output element over N-d indexers)."""
+"""Reduction engine: a pure-Python planner picks a strategy from the merged shape, then one
+launch of the "reduce" family (gparray/_kernels/reduce.cu), or two when the reduced space is
+split across blocks (a second pass combines the partial states).
+
+Planning (``plan``, tested on the CPU tier):
+
+1. The kept axes and the reduced axes are merged separately (``merge_dims``). Reduced axes
+   may be reordered first (smallest stride innermost, broadcast axes outermost) unless the
+   op is ordered (argmax/argmin need C-order flat indices). The kept axes keep their order:
+   output o is the o-th kept position in C order.
+2. ``inner`` (a warp or a block per output, threads along the reduced space) when everything
+   is reduced, or when the innermost reduced stride is smaller than the innermost kept one
+   and the reduced extent fills a warp. ``contig`` when the reduced space is one stride-1
+   run: 16-byte vector loads. Too few outputs for the machine: rows are cut into segments
+   (``splits``) with a second pass; the whole-array case is one row cut into ~4 blocks/SM.
+3. ``outer`` otherwise (threads along the kept dimensions, ``vo`` adjacent outputs per thread
+   with vector loads when the kept innermost axis is contiguous): a block is TX x TY
+   threads, TY of them along the reduced space (combined in shared memory), and the grid
+   is split along the reduced space when the kept space alone cannot fill the machine.
+"""
 from __future__ import annotations
+
+import functools
+import math
+from typing import NamedTuple
 
 import numpy as np
 
+from .. import _backend
+from .. import _dtypes as _dt
 from . import _shapes
-from ._launch import ctype, index_type, launch, nd_template, strided_params
+from ._launch import BLOCK, ctype, index_type, launch, nd_template, strided_params
 
 FAMILY = "reduce"
 
+# ---------------------------------------------------------------------------- tunables
+INNER_WARP_MAX = 2048      # reduced extents up to this get a warp per output, longer a block
+BLOCKS_PER_SM = 4          # split reductions aim at <= this many blocks per SM (one wave)
+MIN_SEG = 4096             # fewest elements in one segment of a split inner reduction
+OUTER_TX_MAX = 64          # most threads of an outer block along the kept dimensions
+MIN_ROWS_PER_THREAD = 8    # fewest reduced indices per thread of a split outer reduction
+WS_STATE_BYTES = 32        # workspace bytes per partial state (>= sizeof of every acc_t)
+DEFAULT_SMS = 132          # H200
 
-def reduce(op: str, x, axes: tuple, out, ct) -> None:
-    """out (C-contiguous, shape of the kept axes) = reduction ``op`` of ``x`` over ``axes``."""
-    n_out = out.size
-    if n_out == 0:
+ORDERED = frozenset({"argmax", "argmin"})
+_ptr = np.uint64
+_i32 = np.int32
+_i64 = np.int64
+
+
+class Plan(NamedTuple):
+    """How one reduction runs. Shapes/strides are in elements, after merging."""
+
+    strategy: str       # "inner" | "outer"
+    group: int          # inner: threads per output (32 or 256); outer: outputs per thread (vo)
+    contig: bool        # inner: reduced space is a single stride-1 run
+    kept: tuple         # (shape, strides) of the kept dims
+    red: tuple          # (shape, strides) of the reduced dims outside the innermost one
+    r0: int             # innermost reduced extent
+    rs0: int            # innermost reduced stride
+    nr: int             # reduced elements per output
+    n_out: int
+    splits: int         # segments of the reduced space (1: no second pass)
+    seg: int            # reduced elements per segment
+    tx_log2: int        # outer: log2(threads along kept dims per block)
+    bx: int             # outer: blocks along the kept dims
+    grid: int
+    finish: tuple       # () or (group, grid, so, ss) of the second pass
+    nd: int
+    idx: str            # "int" | "long long"
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _pow2ceil(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def _red_order(axes, strides, ordered: bool) -> list:
+    if ordered:
+        return list(axes)
+    # outermost first: broadcast (stride 0) axes, then by decreasing |stride|
+    return sorted(axes, key=lambda i: (1, -abs(strides[i])) if strides[i] else (0, 0))
+
+
+@functools.lru_cache(maxsize=4096)
+def plan(shape: tuple, strides: tuple, axes: tuple, itemsize: int, *, ordered: bool = False,
+         aligned: bool = True, sms: int = DEFAULT_SMS) -> Plan:
+    """The strategy for reducing an array of ``shape``/element ``strides`` over ``axes``.
+
+    ``aligned``: the data pointer is 16-byte aligned (outer vector loads need it; inner ones
+    check alignment at run time). ``sms``: multiprocessors of the device.
+    """
+    ndim = len(shape)
+    axes = tuple(sorted(set(axes)))
+    kept_axes = [i for i in range(ndim) if i not in axes]
+    red_axes = _red_order(axes, strides, ordered)
+    k_shape, (k_st,) = _shapes.merge_dims(tuple(shape[i] for i in kept_axes),
+                                          [tuple(strides[i] for i in kept_axes)])
+    r_shape, (r_st,) = _shapes.merge_dims(tuple(shape[i] for i in red_axes),
+                                          [tuple(strides[i] for i in red_axes)])
+    n_out = _shapes.prod(k_shape)
+    nr = _shapes.prod(r_shape)
+    if nr == 0:
+        r_shape, r_st = (1,), (0,)
+    r0, rs0 = r_shape[-1], r_st[-1]
+    red = (r_shape[:-1], r_st[:-1])
+    kept = (k_shape, k_st)
+    nd = nd_template(max(len(k_shape), len(red[0]), 1))
+    span = _shapes.span_elements(shape, strides)
+    target = BLOCKS_PER_SM * sms
+    ks0 = abs(k_st[-1]) or math.inf
+    if n_out == 0:  # nothing to launch
+        return Plan("inner", 32, False, kept, red, r0, rs0, nr, 0, 1, nr, 0, 0, 0, (), nd, "int")
+
+    if n_out == 1 or (nr >= 32 and 0 < abs(rs0) < ks0):
+        contig = len(r_shape) == 1 and rs0 == 1
+        group = 32 if nr <= INNER_WARP_MAX else BLOCK
+        splits = 1
+        if _cdiv(n_out * group, BLOCK) < target and nr >= 2 * MIN_SEG:
+            group = BLOCK
+            splits = max(1, min(target // n_out, nr // MIN_SEG))  # floor: one wave
+        seg = nr
+        if splits > 1:
+            seg = _cdiv(_cdiv(nr, splits), 16) * 16
+            splits = _cdiv(nr, seg)
+        n_tasks = n_out * splits
+        grid = _cdiv(n_tasks, BLOCK // group)
+        finish = ()
+        if splits > 1:
+            fg = 32 if splits >= 32 else 1
+            finish = (fg, _cdiv(n_out, BLOCK // fg), splits, 1)
+        idx = index_type(max(n_out * max(nr, 1), n_tasks, seg * splits), [span])
+        return Plan("inner", group, contig, kept, red, r0, rs0, nr, n_out, splits, seg, 0, 0,
+                    grid, finish, nd, idx)
+
+    v = 1 if itemsize >= 16 else min(16 // itemsize, 4)
+    vo = 1
+    if (v > 1 and aligned and k_st[-1] == 1 and k_shape[-1] % v == 0
+            and all(s % v == 0 for s in k_st[:-1] + r_st)):
+        vo = v
+    groups = n_out // vo
+    tx = min(_pow2ceil(groups), OUTER_TX_MAX)
+    ty = BLOCK // tx
+    bx = _cdiv(groups, tx)
+    splits = 1
+    if bx < target:
+        splits = max(1, min(target // bx, nr // (ty * MIN_ROWS_PER_THREAD)))  # floor: one wave
+    seg = _cdiv(nr, splits)
+    splits = _cdiv(nr, seg) if nr else 1
+    finish = (1, _cdiv(n_out, BLOCK), 1, n_out) if splits > 1 else ()
+    idx = index_type(max(n_out * nr, (bx * tx + 1) * vo, seg * splits), [span])
+    return Plan("outer", vo, False, kept, red, r0, rs0, nr, n_out, splits, seg,
+                tx.bit_length() - 1, bx, bx * splits, finish, nd, idx)
+
+
+# ---------------------------------------------------------------------------- dtypes, reducers
+def sum_dtype(dtype):
+    """Default result dtype of sum/prod/cumulative_sum/cumulative_prod (spec): signed
+    integers and bool -> int64, unsigned -> uint64, floating types unchanged."""
+    k = dtype.kind
+    if k in "bi":
+        return _dt.int64
+    if k == "u":
+        return _dt.uint64
+    return dtype
+
+
+def float_result(dtype):
+    """Result dtype of mean/var/std: floating types unchanged, integers -> float64."""
+    return dtype if dtype.kind in "fc" else _dt.float64
+
+
+def acc_dtype(out_dtype):
+    """Accumulator of sum/prod/mean/scans: double for real floats, complex128 for complex,
+    64-bit integers (same signedness; bool counts as signed) otherwise."""
+    k = out_dtype.kind
+    if k == "f":
+        return _dt.float64
+    if k == "c":
+        return _dt.complex128
+    if k == "u":
+        return _dt.uint64
+    return _dt.int64
+
+
+def reducer(op: str, in_dtype, out_dtype) -> str:
+    """C++ type of the reducer for ``op`` (see include/gp/reduce.cuh)."""
+    ta, to = ctype(in_dtype), ctype(out_dtype)
+    if op in ("sum", "prod", "mean"):
+        return f"gp::red::op_{op}<{ta}, {to}, {ctype(acc_dtype(out_dtype))}>"
+    if op in ("var", "std"):
+        return f"gp::red::op_var<{ta}, {to}, {'true' if op == 'std' else 'false'}>"
+    if op in ("max", "min", "argmax", "argmin", "count_nonzero", "all", "any"):
+        return f"gp::red::op_{op}<{ta}>"
+    raise ValueError(f"reduce: unknown reduction {op!r}")
+
+
+_sms: dict = {}
+
+
+def sm_count(device_id: int) -> int:
+    """Multiprocessors of a device (cached)."""
+    n = _sms.get(device_id)
+    if n is None:
+        props = _backend.cupy().cuda.runtime.getDeviceProperties(device_id)
+        n = _sms[device_id] = int(props["multiProcessorCount"])
+    return n
+
+
+def _idx_arg(idx: str, v: int):
+    return _i32(v) if idx == "int" else _i64(v)
+
+
+def reduce(op: str, x, axes: tuple, out, param: float = 0.0) -> None:
+    """out (C-contiguous, the kept axes in order) = ``op`` reduced over ``axes`` of ``x``.
+
+    An empty reduced space gives each op's empty result (0, 1, NaN, True/False...); the
+    callers raise for max/min/argmax/argmin of nothing before coming here.
+    """
+    if out.size == 0:
         return
     isz = x._dtype.itemsize
     est = tuple(s // isz for s in x._strides)
-    kept = [i for i in range(x.ndim) if i not in axes]
-    outer_shape = tuple(x._shape[i] for i in kept)
-    inner_shape = tuple(x._shape[i] for i in axes)
-    o_shape, o_st = _shapes.merge_dims(outer_shape, [tuple(est[i] for i in kept)])
-    i_shape, i_st = _shapes.merge_dims(inner_shape, [tuple(est[i] for i in axes)])
-    n_inner = _shapes.prod(inner_shape)
-    nd = nd_template(max(len(o_shape), len(i_shape)))
-    span = _shapes.span_elements(x._shape, est)
-    idx = index_type(max(n_out, n_inner), [span])
-    expr = f"gp_reduce_simple<op_{op}, {ctype(out._dtype)}, {ctype(ct)}, {ctype(x._dtype)}, {nd}, {idx}>"
-    nparam = np.int32(n_inner) if idx == "int" else np.int64(n_inner)
-    launch(FAMILY, expr, x._device._id, n_out,
-           (np.uint64(out._ptr), np.uint64(x._ptr), strided_params(o_shape, o_st, nd),
-            strided_params(i_shape, i_st, nd), nparam))
+    dev = x._device._id
+    p = plan(x._shape, est, tuple(axes), isz, ordered=op in ORDERED,
+             aligned=x._ptr % 16 == 0, sms=sm_count(dev))
+    rd = reducer(op, x._dtype, out._dtype)
+    prm = np.float64(param)
+    ws = None
+    if p.splits > 1:
+        from .._memory import alloc
+
+        ws = alloc(p.splits * p.n_out * WS_STATE_BYTES, dev)
+    ws_ptr = _ptr(ws.ptr if ws is not None else 0)
+    kept = strided_params(p.kept[0], [p.kept[1]], p.nd)
+    red = strided_params(p.red[0], [p.red[1]], p.nd)
+    ix = functools.partial(_idx_arg, p.idx)
+    common = (_ptr(out._ptr), ws_ptr, _ptr(x._ptr), kept, red, ix(p.r0), ix(p.rs0), ix(p.nr), ix(p.seg))
+    if p.strategy == "inner":
+        expr = (f"gp_reduce_inner<{rd}, {p.group}, {'true' if p.contig else 'false'}, "
+                f"{p.nd}, {p.idx}>")
+        launch(FAMILY, expr, dev, p.grid, common + (_i32(p.splits), ix(p.n_out * p.splits), prm))
+    else:
+        expr = f"gp_reduce_outer<{rd}, {p.group}, {p.nd}, {p.idx}>"
+        launch(FAMILY, expr, dev, p.grid, common + (ix(p.n_out), _i32(p.tx_log2), _i32(p.bx), prm))
+    if p.finish:
+        fg, fgrid, so, ss = p.finish
+        launch(FAMILY, f"gp_reduce_finish<{rd}, {fg}>", dev, fgrid,
+               (_ptr(out._ptr), ws_ptr, _i64(p.n_out), _i32(p.splits), _i64(so), _i64(ss),
+                _i64(p.nr), prm))
+
+
+# ---------------------------------------------------------------------------- instances
+def default_reducers() -> list[tuple]:
+    """(reducer, input dtype) for every op and input dtype the namespace reduces with its
+    default result dtypes."""
+    out = []
+    for dt in _dt._all_dtypes:
+        kind = dt.kind
+        sd = sum_dtype(dt)
+        out += [(reducer("sum", dt, sd), dt), (reducer("prod", dt, sd), dt)]
+        if kind in "iufc":
+            out.append((reducer("mean", dt, float_result(dt)), dt))
+        if kind in "iuf":
+            out += [(reducer(o, dt, float_result(dt)), dt) for o in ("var", "std")]
+        if kind != "c":
+            out += [(reducer(o, dt, dt), dt) for o in ("max", "min")]
+            out += [(reducer(o, dt, _dt.int64), dt) for o in ("argmax", "argmin")]
+        out.append((reducer("count_nonzero", dt, _dt.int64), dt))
+        out += [(reducer(o, dt, _dt.bool), dt) for o in ("all", "any")]
+    return out
+
+
+_MAIN_DTYPES = frozenset({"bool", "int32", "int64", "float32", "float64", "complex128"})
+
+
+def instances() -> list[str]:
+    """Registered "reduce" instances (32-bit index, ND=4): for bool, int32, int64, float32,
+    float64 and complex128 inputs every strategy variant (inner warp/block x contig/strided,
+    outer scalar/vector, both second passes); for the other dtypes the whole-array pair
+    (contiguous block reduction + warp second pass). Others compile on first use."""
+    out = []
+    for rd, dt in default_reducers():
+        if dt.name not in _MAIN_DTYPES:
+            out += [f"gp_reduce_inner<{rd}, {BLOCK}, true, 4, int>", f"gp_reduce_finish<{rd}, 32>"]
+            continue
+        v = 1 if dt.itemsize >= 16 else min(16 // dt.itemsize, 4)
+        for g in (32, BLOCK):
+            for c in ("true", "false"):
+                out.append(f"gp_reduce_inner<{rd}, {g}, {c}, 4, int>")
+        out.append(f"gp_reduce_outer<{rd}, 1, 4, int>")
+        if v > 1:
+            out.append(f"gp_reduce_outer<{rd}, {v}, 4, int>")
+        out += [f"gp_reduce_finish<{rd}, 1>", f"gp_reduce_finish<{rd}, 32>"]
+    return out

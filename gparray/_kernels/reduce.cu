@@ -1,12 +1,256 @@
-// gparray kernel family "reduce": a general block-per-output reduction (any kept/reduced
-// axis split, through two N-d indexers). The reduction engine of the statistics issue adds
-// specialised strategies next to it.
+// gparray kernel family "reduce": the reduction engine (gparray/_engine/_reduce.py plans it).
+//
+// The planner splits the input's dimensions into kept ones (one output each, addressed by
+// the `kept` indexer, outputs in C order) and reduced ones; the reduced index space is
+// `nr` = r0 * (outer reduced count) elements: the innermost reduced dimension (extent r0,
+// element stride rs0) inside the outer reduced dimensions (the `red` indexer).
+//
+// gp_reduce_inner   a group (warp or block) of threads per output, threads along the reduced
+//                   space: rows, and the whole array. CONTIG: the reduced space is one run of
+//                   stride 1 (16-byte vector loads, several in flight per thread). With
+//                   splits > 1 a row is cut into segments whose states go to `ws`.
+// gp_reduce_outer   threads along the kept dimensions (VO adjacent outputs per thread, vector
+//                   loads when VO > 1), TY threads of a block and `splits` blocks along the
+//                   reduced space; combined in shared memory, then through `ws` when split.
+// gp_reduce_finish  second pass: combines the `splits` states of every output.
 #include "gp/types.cuh"
 #include "gp/indexer.cuh"
 #include "gp/complex_ops.cuh"
+#include "gp/elementwise.cuh"
+#include "gp/reduce.cuh"
 
 #define GP_RBLOCK 256
+#define GP_RUNROLL 4
 
+namespace gp {
+namespace red {
+
+// Walks the reduced index space: j -> (q, i) = (j / r0, j % r0), offset = red(q) + i * rs0.
+template <int ND, class IdxT>
+struct cursor {
+    const StridedParams<1, ND>& red;
+    const IdxT r0, rs0;
+    IdxT q, i, qoff;
+    __device__ __forceinline__ cursor(const StridedParams<1, ND>& red_, IdxT r0_, IdxT rs0_)
+        : red(red_), r0(r0_), rs0(rs0_) {}
+    __device__ __forceinline__ void locate() {
+        IdxT o[1];
+        strided_offsets<1, ND, IdxT>(red, q, o);
+        qoff = o[0];
+    }
+    __device__ __forceinline__ void seek(IdxT j) {
+        q = j / r0;
+        i = j - q * r0;
+        locate();
+    }
+    __device__ __forceinline__ IdxT offset() const { return qoff + i * rs0; }
+    __device__ __forceinline__ void advance(IdxT step) {
+        i += step;
+        if (i >= r0) {
+            const IdxT dq = i / r0;
+            q += dq;
+            i -= dq * r0;
+            locate();
+        }
+    }
+};
+
+}  // namespace red
+}  // namespace gp
+
+// ------------------------------------------------------------------ group per output
+template <class R, int GROUP, bool CONTIG, int ND, class IdxT>
+__global__ void __launch_bounds__(GP_RBLOCK)
+gp_reduce_inner(typename R::out_t* __restrict__ out, typename R::acc_t* __restrict__ ws,
+                const typename R::in_t* __restrict__ a, gp::StridedParams<1, ND> kept,
+                gp::StridedParams<1, ND> red, IdxT r0, IdxT rs0, IdxT nr, IdxT seg, int splits,
+                IdxT n_tasks, double param) {
+    typedef typename R::in_t TA;
+    typedef typename R::acc_t A;
+    constexpr int GPB = GP_RBLOCK / GROUP;
+    constexpr int U = GP_RUNROLL;
+    static_assert(GROUP == 32 || GROUP == GP_RBLOCK, "GROUP is a warp or the block");
+    __shared__ gp::red::smem_slots<A, GP_RBLOCK / 32> slots;
+    const R r(param);
+    const int lane = threadIdx.x % GROUP;
+    const IdxT task = static_cast<IdxT>(blockIdx.x) * GPB + threadIdx.x / GROUP;
+    if (GROUP < GP_RBLOCK && task >= n_tasks) return;  // whole warps leave together
+    const IdxT o = task / splits;
+    const IdxT s = task - o * splits;
+    IdxT koff[1];
+    gp::strided_offsets<1, ND, IdxT>(kept, o, koff);
+    const TA* base = a + koff[0];
+    const IdxT j0 = s * seg;
+    const IdxT j1 = nr - j0 < seg ? nr : j0 + seg;
+    A acc = r.identity();
+    if (CONTIG) {
+        constexpr int V = gp::vec_width<TA>::value;
+        typedef gp::vec_t<TA, V> VT;
+        const TA* p = base + j0;
+        IdxT n = j1 - j0;
+        IdxT head = static_cast<IdxT>((V - (reinterpret_cast<unsigned long long>(p) / sizeof(TA)) % V) % V);
+        if (head > n) head = n;
+        if (lane < head) acc = r.fold(acc, p[lane], static_cast<long long>(j0 + lane));
+        p += head;
+        const IdxT jb = j0 + head;
+        n -= head;
+        const IdxT nv = n / V;
+        const VT* pv = reinterpret_cast<const VT*>(p);
+        IdxT k = lane;
+        for (; k + (U - 1) * GROUP < nv; k += GROUP * U) {  // U vectors in flight per thread
+            VT v[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) v[u] = pv[k + u * GROUP];
+            if constexpr (R::indexed || U * V > 16) {
+#pragma unroll
+                for (int u = 0; u < U; ++u)
+                    acc = r.combine(acc, r.template chunk<V>(v[u].v, static_cast<long long>(jb + (k + u * GROUP) * V), 1));
+            } else {  // one state for all U * V <= 16 values (one Welford merge, not U)
+                TA all[U * V];
+#pragma unroll
+                for (int u = 0; u < U; ++u)
+#pragma unroll
+                    for (int e = 0; e < V; ++e) all[u * V + e] = v[u].v[e];
+                acc = r.combine(acc, r.template chunk<U * V>(all, 0, 0));
+            }
+        }
+        for (; k < nv; k += GROUP) {
+            const VT v = pv[k];
+            acc = r.combine(acc, r.template chunk<V>(v.v, static_cast<long long>(jb + k * V), 1));
+        }
+        for (IdxT t = nv * V + lane; t < n; t += GROUP) acc = r.fold(acc, p[t], static_cast<long long>(jb + t));
+    } else {
+        gp::red::cursor<ND, IdxT> c(red, r0, rs0);
+        IdxT j = j0 + lane;
+        if (j < j1) c.seek(j);
+        for (; j < j1; j += GROUP * U) {
+            TA v[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+                if (j + u * GROUP < j1) {
+                    v[u] = base[c.offset()];
+                    c.advance(GROUP);
+                }
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+                if (j + u * GROUP < j1) acc = r.fold(acc, v[u], static_cast<long long>(j + u * GROUP));
+        }
+    }
+    if (GROUP == 32) {
+        acc = gp::red::warp_reduce(r, acc);
+    } else {
+        acc = gp::red::block_reduce<GP_RBLOCK>(r, acc, slots.ptr());
+    }
+    if (lane == 0) {
+        if (splits == 1)
+            out[o] = r.finalize(acc, static_cast<long long>(nr));
+        else
+            ws[static_cast<long long>(o) * splits + s] = acc;
+    }
+}
+
+// ------------------------------------------------------------------ threads along kept dims
+// Block = TX x TY threads (TX * TY = 256, runtime): thread (tx, ty) of block (b, s) owns the
+// VO outputs starting at (b * TX + tx) * VO and reduced indices j0 + ty, j0 + ty + TY, ...
+// of split s ([s * seg, (s + 1) * seg)); the 1-D grid is splits * bx blocks.
+template <class R, int VO, int ND, class IdxT>
+__global__ void __launch_bounds__(GP_RBLOCK)
+gp_reduce_outer(typename R::out_t* __restrict__ out, typename R::acc_t* __restrict__ ws,
+                const typename R::in_t* __restrict__ a, gp::StridedParams<1, ND> kept,
+                gp::StridedParams<1, ND> red, IdxT r0, IdxT rs0, IdxT nr, IdxT seg, IdxT n_out,
+                int tx_log2, int bx, double param) {
+    typedef typename R::in_t TA;
+    typedef typename R::acc_t A;
+    typedef gp::vec_t<TA, VO> VT;
+    constexpr int U = GP_RUNROLL;
+    __shared__ gp::red::smem_slots<A, GP_RBLOCK * VO> slots;
+    const R r(param);
+    const int TX = 1 << tx_log2;
+    const int TY = GP_RBLOCK >> tx_log2;
+    const int tx = threadIdx.x & (TX - 1);
+    const int ty = threadIdx.x >> tx_log2;
+    const IdxT s = static_cast<IdxT>(blockIdx.x / bx);
+    const IdxT b = static_cast<IdxT>(blockIdx.x % bx);
+    const IdxT o = (b * TX + tx) * VO;
+    const bool active = o < n_out;
+    A acc[VO];
+#pragma unroll
+    for (int c = 0; c < VO; ++c) acc[c] = r.identity();
+    if (active) {
+        IdxT koff[1];
+        gp::strided_offsets<1, ND, IdxT>(kept, o, koff);
+        const TA* base = a + koff[0];
+        const IdxT j0 = s * seg;
+        const IdxT j1 = nr - j0 < seg ? nr : j0 + seg;
+        gp::red::cursor<ND, IdxT> cur(red, r0, rs0);
+        IdxT j = j0 + ty;
+        if (j < j1) cur.seek(j);
+        for (; j + (U - 1) * TY < j1; j += U * TY) {
+            VT v[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                v[u] = *reinterpret_cast<const VT*>(base + cur.offset());
+                cur.advance(TY);
+            }
+#pragma unroll
+            for (int c = 0; c < VO; ++c) {
+                TA col[U];
+#pragma unroll
+                for (int u = 0; u < U; ++u) col[u] = v[u].v[c];
+                acc[c] = r.combine(acc[c], r.template chunk<U>(col, static_cast<long long>(j), TY));
+            }
+        }
+        for (; j < j1; j += TY) {
+            const VT v = *reinterpret_cast<const VT*>(base + cur.offset());
+            cur.advance(TY);
+#pragma unroll
+            for (int c = 0; c < VO; ++c) acc[c] = r.fold(acc[c], v.v[c], static_cast<long long>(j));
+        }
+    }
+    if (TY > 1) {  // combine the TY partial states of each output column in shared memory
+        A* sm = slots.ptr();
+#pragma unroll
+        for (int c = 0; c < VO; ++c) sm[(ty * TX + tx) * VO + c] = acc[c];
+        __syncthreads();
+        if (ty == 0) {
+            for (int y = 1; y < TY; ++y) {
+#pragma unroll
+                for (int c = 0; c < VO; ++c) acc[c] = r.combine(acc[c], sm[(y * TX + tx) * VO + c]);
+            }
+        }
+    }
+    if (ty == 0 && active) {
+        if (gridDim.x == static_cast<unsigned>(bx)) {
+#pragma unroll
+            for (int c = 0; c < VO; ++c) out[o + c] = r.finalize(acc[c], static_cast<long long>(nr));
+        } else {
+#pragma unroll
+            for (int c = 0; c < VO; ++c) ws[static_cast<long long>(s) * n_out + o + c] = acc[c];
+        }
+    }
+}
+
+// ------------------------------------------------------------------ second pass
+// out[o] = finalize(combine over s of ws[o * so + s * ss]); GROUP = 1 (thread per output)
+// or 32 (warp per output).
+template <class R, int GROUP>
+__global__ void __launch_bounds__(GP_RBLOCK)
+gp_reduce_finish(typename R::out_t* __restrict__ out, const typename R::acc_t* __restrict__ ws,
+                 long long n_out, int splits, long long so, long long ss, long long nr, double param) {
+    typedef typename R::acc_t A;
+    constexpr int GPB = GP_RBLOCK / GROUP;
+    const R r(param);
+    const long long o = static_cast<long long>(blockIdx.x) * GPB + threadIdx.x / GROUP;
+    const int lane = threadIdx.x % GROUP;
+    if (o >= n_out) return;  // GROUP == 32: the whole warp shares o
+    A acc = r.identity();
+    for (int s = lane; s < splits; s += GROUP) acc = r.combine(acc, ws[o * so + s * ss]);
+    if (GROUP == 32) acc = gp::red::warp_reduce(r, acc);
+    if (lane == 0) out[o] = r.finalize(acc, nr);
+}
+
+// ------------------------------------------------------------------ legacy (all/any before
+// the engine): kept while gparray/_kernels/_instances.py still lists it; unused by _reduce.py.
 struct op_all {
     __device__ __forceinline__ static bool identity() { return true; }
     __device__ __forceinline__ bool operator()(bool a, bool b) const { return a && b; }
@@ -16,7 +260,6 @@ struct op_any {
     __device__ __forceinline__ bool operator()(bool a, bool b) const { return a || b; }
 };
 
-// out[o] = reduce over the inner index space of a[outer_offset(o) + inner_offset(i)].
 template <class Op, class TO, class CT, class TA, int ND, class IdxT>
 __global__ void __launch_bounds__(GP_RBLOCK) gp_reduce_simple(TO* __restrict__ out, const TA* __restrict__ a,
                                                             gp::StridedParams<1, ND> outer,

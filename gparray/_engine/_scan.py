@@ -1,0 +1,138 @@
+"""Scan engine: cumulative sums/products along one axis ("scan" family, gparray/_kernels/scan.cu).
+
+The input is seen as lines (one per index of the other axes; those axes merged, with the
+output's and the input's strides) of L elements. ``plan`` (pure Python, CPU-tested) picks
+
+* ``lines``: one thread per line, sequential; when there are enough lines to fill the GPU
+  and they are short, or strided along the axis (then neighbouring threads read
+  neighbouring memory, e.g. an axis-0 scan of a C-contiguous matrix);
+* ``lookback``: single-pass decoupled look-back over tiles of 1024 * V elements (V = 16
+  bytes of the wider type, at most 4), tiles of one line chained through the workspace;
+  ``contig`` lines (stride 1 in and out) use vector loads and stores.
+"""
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import _backend
+from . import _shapes
+from ._launch import BLOCK, index_type, launch, nd_template, strided_params
+from ._reduce import reducer, sm_count
+
+FAMILY = "scan"
+WARPS = BLOCK // 32
+SK = 4                     # vectors per thread per tile (GP_SK)
+LINES_PER_SM = 256         # thread-per-line needs at least this many lines per SM ...
+LINES_MAX_L = 256          # ... and lines this short (or strided along the axis)
+DEFAULT_SMS = 132
+
+_ptr = np.uint64
+_i32 = np.int32
+_i64 = np.int64
+
+
+class ScanPlan(NamedTuple):
+    """How one scan runs (element strides, other axes merged)."""
+
+    strategy: str     # "lookback" | "lines"
+    contig: bool      # lookback: stride 1 along the axis in and out
+    lines: tuple      # (shape, [out strides, in strides]) of the other axes
+    n_lines: int
+    L: int            # input elements per line
+    s_in: int
+    s_out: int
+    tile: int         # lookback: elements per tile
+    tiles_per_line: int
+    grid: int
+    nd: int
+    idx: str
+
+
+def scan_vec(in_itemsize: int, out_itemsize: int) -> int:
+    """Elements per vector access in the look-back kernel (mirrors gp::scan::vec)."""
+    w = max(in_itemsize, out_itemsize)
+    return min(1 if w >= 16 else 16 // w, 4)
+
+
+@functools.lru_cache(maxsize=4096)
+def plan(shape: tuple, strides: tuple, axis: int, in_itemsize: int, out_itemsize: int,
+         initial: bool = False, sms: int = DEFAULT_SMS) -> ScanPlan:
+    """Strategy for a scan of an array of ``shape``/element ``strides`` along ``axis`` into
+    a new C-contiguous output (``initial``: one more element per line, the identity)."""
+    L = shape[axis]
+    out_shape = shape[:axis] + (L + int(initial),) + shape[axis + 1:]
+    out_st = _shapes.c_strides(out_shape)
+    others = [i for i in range(len(shape)) if i != axis]
+    l_shape, l_st = _shapes.merge_dims(tuple(shape[i] for i in others),
+                                       [tuple(out_st[i] for i in others), tuple(strides[i] for i in others)])
+    n_lines = _shapes.prod(l_shape)
+    s_in, s_out = strides[axis], out_st[axis]
+    nd = nd_template(len(l_shape))
+    spans = [_shapes.span_elements(shape, strides), (0, _shapes.prod(out_shape))]
+    many = n_lines >= LINES_PER_SM * sms
+    if L == 0 or (many and (L <= LINES_MAX_L or s_in != 1)):
+        idx = index_type(_shapes.prod(out_shape) + n_lines, spans)
+        return ScanPlan("lines", False, (l_shape, l_st), n_lines, L, s_in, s_out, 0, 0,
+                        -(-n_lines // BLOCK), nd, idx)
+    tile = WARPS * SK * 32 * scan_vec(in_itemsize, out_itemsize)
+    tpl = -(-L // tile)
+    idx = index_type(max(n_lines * tpl * tile, _shapes.prod(out_shape)) + n_lines, spans)
+    return ScanPlan("lookback", s_in == 1 and s_out == 1, (l_shape, l_st), n_lines, L, s_in, s_out,
+                    tile, tpl, n_lines * tpl, nd, idx)
+
+
+def _memset0(ptr: int, nbytes: int, device_id: int) -> None:
+    cp = _backend.cupy()
+    if cp.cuda.runtime.getDevice() != device_id:
+        with cp.cuda.Device(device_id):
+            cp.cuda.runtime.memsetAsync(ptr, 0, nbytes, cp.cuda.get_current_stream().ptr)
+    else:
+        cp.cuda.runtime.memsetAsync(ptr, 0, nbytes, cp.cuda.get_current_stream().ptr)
+
+
+def scan(op: str, x, axis: int, out, initial: bool = False) -> None:
+    """out (new, C-contiguous) = cumulative ``op`` ("sum" | "prod") of ``x`` along ``axis``;
+    ``initial``: out has one more element along ``axis``, starting with the identity."""
+    if out.size == 0:
+        return
+    isz = x._dtype.itemsize
+    est = tuple(s // isz for s in x._strides)
+    dev = x._device._id
+    p = plan(x._shape, est, axis, isz, out._dtype.itemsize, bool(initial), sm_count(dev))
+    rd = reducer(op, x._dtype, out._dtype)
+    prm = strided_params(p.lines[0], p.lines[1], p.nd)
+    ix = _i32 if p.idx == "int" else _i64
+    if p.strategy == "lines":
+        launch(FAMILY, f"gp_scan_lines<{rd}, {p.nd}, {p.idx}>", dev, p.grid,
+               (_ptr(out._ptr), _ptr(x._ptr), prm, ix(p.n_lines), ix(p.L), ix(p.s_in), ix(p.s_out),
+                _i32(int(initial))))
+        return
+    from .._memory import alloc
+
+    acc = 16 if out._dtype.kind == "c" else 8
+    n_tiles = p.grid
+    head = -(-4 * (1 + n_tiles) // 16) * 16
+    ws = alloc(head + 2 * n_tiles * acc, dev)
+    _memset0(ws.ptr, head, dev)
+    expr = f"gp_scan_lookback<{rd}, {'true' if p.contig else 'false'}, {p.nd}, {p.idx}>"
+    launch(FAMILY, expr, dev, p.grid,
+           (_ptr(out._ptr), _ptr(x._ptr), prm, ix(p.L), ix(p.s_in), ix(p.s_out), _i32(int(initial)),
+            _i64(p.tiles_per_line), _ptr(ws.ptr), _ptr(ws.ptr + head), _ptr(ws.ptr + head + n_tiles * acc)))
+
+
+def instances() -> list[str]:
+    """Registered "scan" instances: cumulative_sum/prod of every dtype with its default
+    result dtype, look-back (contig and strided) and thread-per-line, ND=4, 32-bit index."""
+    from .. import _dtypes as _dt
+    from ._reduce import sum_dtype
+
+    out = []
+    for dt in _dt._all_dtypes:
+        for op in ("sum", "prod"):
+            rd = reducer(op, dt, sum_dtype(dt))
+            out += [f"gp_scan_lookback<{rd}, true, 4, int>", f"gp_scan_lookback<{rd}, false, 4, int>",
+                    f"gp_scan_lines<{rd}, 4, int>"]
+    return out

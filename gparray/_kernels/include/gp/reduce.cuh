@@ -1,0 +1,389 @@
+// gparray: reducers (the per-op half of reductions and scans) and warp/block combine helpers.
+//
+// A reducer R is a small struct built inside the kernel from one double parameter
+// (`R r(param)`: the correction of var/std, unused elsewhere) with
+//   in_t, out_t, acc_t                         element, result and accumulator types
+//   acc_t identity()                           neutral state
+//   acc_t map(in_t v, long long j)             state of one element at reduced index j
+//   acc_t combine(acc_t a, acc_t b)            associative merge (a holds the lower indices)
+//   acc_t fold(acc_t a, in_t v, long long j)   combine(a, map(v, j)) (Welford overrides it)
+//   acc_t chunk<K>(const in_t (&v)[K], j, dj)  state of K loaded elements at j, j + dj, ...
+//   indexed                                    map() uses j (argmax/argmin)
+//   out_t finalize(acc_t a, long long n)       result from the state of n elements
+// Accumulators: float32/float64 -> double, complex -> complex128, integers -> 64-bit of
+// the same signedness (wrapping, so the final cast gives NumPy's modular result).
+#pragma once
+#include "types.cuh"
+#include "complex_ops.cuh"
+
+namespace gp {
+namespace red {
+
+// ------------------------------------------------------------------ scalar helpers
+template <class T> __device__ __forceinline__ bool is_nan(T) { return false; }
+template <> __device__ __forceinline__ bool is_nan<float>(float v) { return v != v; }
+template <> __device__ __forceinline__ bool is_nan<double>(double v) { return v != v; }
+
+template <class T> struct limits;
+#define GP_LIMITS(T, LO, HI)                                              \
+    template <> struct limits<T> {                                        \
+        __device__ __forceinline__ static T lowest() { return LO; }       \
+        __device__ __forceinline__ static T highest() { return HI; }      \
+    };
+GP_LIMITS(bool, false, true)
+GP_LIMITS(signed char, -128, 127)
+GP_LIMITS(short, -32768, 32767)
+GP_LIMITS(int, (-2147483647 - 1), 2147483647)
+GP_LIMITS(long long, (-9223372036854775807LL - 1), 9223372036854775807LL)
+GP_LIMITS(unsigned char, 0, 255)
+GP_LIMITS(unsigned short, 0, 65535)
+GP_LIMITS(unsigned int, 0u, 4294967295u)
+GP_LIMITS(unsigned long long, 0ull, 18446744073709551615ull)
+GP_LIMITS(float, __int_as_float(0xff800000), __int_as_float(0x7f800000))
+GP_LIMITS(double, __longlong_as_double(0xfff0000000000000ull), __longlong_as_double(0x7ff0000000000000ull))
+#undef GP_LIMITS
+
+// a + b and a * b; signed 64-bit wraps (computed unsigned, no undefined overflow).
+template <class T> struct arith {
+    __device__ __forceinline__ static T add(T a, T b) { return a + b; }
+    __device__ __forceinline__ static T mul(T a, T b) { return a * b; }
+};
+template <> struct arith<long long> {
+    __device__ __forceinline__ static long long add(long long a, long long b) {
+        return static_cast<long long>(static_cast<unsigned long long>(a) + static_cast<unsigned long long>(b));
+    }
+    __device__ __forceinline__ static long long mul(long long a, long long b) {
+        return static_cast<long long>(static_cast<unsigned long long>(a) * static_cast<unsigned long long>(b));
+    }
+};
+
+__device__ __forceinline__ double div_count(double a, double n) { return a / n; }
+__device__ __forceinline__ complex<double> div_count(complex<double> a, double n) {
+    return complex<double>(a.re / n, a.im / n);
+}
+
+// ------------------------------------------------------------------ reducer base (CRTP)
+template <class R, class A, int K>
+__device__ __forceinline__ A tree(const R& r, A (&t)[K]);
+
+template <class D, class TA, class A>
+struct base {
+    static constexpr bool indexed = false;  // map() ignores j: chunks may mix index runs
+    __device__ __forceinline__ const D& self() const { return static_cast<const D&>(*this); }
+    __device__ __forceinline__ A fold(A a, TA v, long long j) const { return self().combine(a, self().map(v, j)); }
+    // pairwise (a tree of depth log2 K: short dependency chains, small rounding error)
+    template <int K>
+    __device__ __forceinline__ A chunk(const TA (&v)[K], long long j, long long dj) const {
+        A t[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) t[k] = self().map(v[k], j + k * dj);
+        return tree(self(), t);
+    }
+};
+
+// Pairwise combine of K states in index order; the result is t[0].
+template <class R, class A, int K>
+__device__ __forceinline__ A tree(const R& r, A (&t)[K]) {
+#pragma unroll
+    for (int w = 1; w < K; w *= 2)
+#pragma unroll
+        for (int k = 0; k + w < K; k += 2 * w) t[k] = r.combine(t[k], t[k + w]);
+    return t[0];
+}
+
+// sum: the input is cast to the result type TO first (the spec's dtype= rule), then added in CT.
+template <class TA, class TO, class CT>
+struct op_sum : base<op_sum<TA, TO, CT>, TA, CT> {
+    typedef TA in_t;
+    typedef TO out_t;
+    typedef CT acc_t;
+    __device__ explicit op_sum(double) {}
+    __device__ __forceinline__ CT identity() const { return CT(0); }
+    __device__ __forceinline__ CT map(TA v, long long) const { return cast<CT>(cast<TO>(v)); }
+    __device__ __forceinline__ CT combine(CT a, CT b) const { return arith<CT>::add(a, b); }
+    __device__ __forceinline__ TO finalize(CT a, long long) const { return cast<TO>(a); }
+};
+
+template <class TA, class TO, class CT>
+struct op_prod : base<op_prod<TA, TO, CT>, TA, CT> {
+    typedef TA in_t;
+    typedef TO out_t;
+    typedef CT acc_t;
+    __device__ explicit op_prod(double) {}
+    __device__ __forceinline__ CT identity() const { return CT(1); }
+    __device__ __forceinline__ CT map(TA v, long long) const { return cast<CT>(cast<TO>(v)); }
+    __device__ __forceinline__ CT combine(CT a, CT b) const { return arith<CT>::mul(a, b); }
+    __device__ __forceinline__ TO finalize(CT a, long long) const { return cast<TO>(a); }
+};
+
+// mean: sum in CT, divided by the count (0 / 0 = NaN for an empty reduction).
+template <class TA, class TO, class CT>
+struct op_mean : base<op_mean<TA, TO, CT>, TA, CT> {
+    typedef TA in_t;
+    typedef TO out_t;
+    typedef CT acc_t;
+    __device__ explicit op_mean(double) {}
+    __device__ __forceinline__ CT identity() const { return CT(0); }
+    __device__ __forceinline__ CT map(TA v, long long) const { return cast<CT>(v); }
+    __device__ __forceinline__ CT combine(CT a, CT b) const { return a + b; }
+    __device__ __forceinline__ TO finalize(CT a, long long n) const {
+        return cast<TO>(div_count(a, static_cast<double>(n)));
+    }
+};
+
+// max / min: NaN propagates (the first NaN met wins, any NaN is a NaN).
+template <class TA>
+struct op_max : base<op_max<TA>, TA, TA> {
+    typedef TA in_t;
+    typedef TA out_t;
+    typedef TA acc_t;
+    __device__ explicit op_max(double) {}
+    __device__ __forceinline__ TA identity() const { return limits<TA>::lowest(); }
+    __device__ __forceinline__ TA map(TA v, long long) const { return v; }
+    __device__ __forceinline__ TA combine(TA a, TA b) const {
+        if (is_nan(a)) return a;
+        return (b > a || is_nan(b)) ? b : a;
+    }
+    __device__ __forceinline__ TA finalize(TA a, long long) const { return a; }
+};
+
+template <class TA>
+struct op_min : base<op_min<TA>, TA, TA> {
+    typedef TA in_t;
+    typedef TA out_t;
+    typedef TA acc_t;
+    __device__ explicit op_min(double) {}
+    __device__ __forceinline__ TA identity() const { return limits<TA>::highest(); }
+    __device__ __forceinline__ TA map(TA v, long long) const { return v; }
+    __device__ __forceinline__ TA combine(TA a, TA b) const {
+        if (is_nan(a)) return a;
+        return (b < a || is_nan(b)) ? b : a;
+    }
+    __device__ __forceinline__ TA finalize(TA a, long long) const { return a; }
+};
+
+// argmax / argmin: (value, index) pairs; ties and NaNs resolve to the lowest index, a NaN
+// beats every number (NumPy: the first NaN is the answer). i < 0 marks the empty state.
+template <class T>
+struct arg_t {
+    T v;
+    long long i;
+};
+
+template <class TA, bool MAX>
+struct op_arg : base<op_arg<TA, MAX>, TA, arg_t<TA>> {
+    typedef TA in_t;
+    typedef long long out_t;
+    typedef arg_t<TA> acc_t;
+    static constexpr bool indexed = true;
+    // b strictly better than a (a NaN is better than any number, nothing beats a NaN)
+    __device__ __forceinline__ static bool better(TA b, TA a) {
+        return (MAX ? (b > a) : (b < a)) || (is_nan(b) && !is_nan(a));
+    }
+    __device__ explicit op_arg(double) {}
+    __device__ __forceinline__ acc_t identity() const {
+        acc_t a;
+        a.v = limits<TA>::lowest();
+        a.i = -1;
+        return a;
+    }
+    __device__ __forceinline__ acc_t map(TA v, long long j) const {
+        acc_t a;
+        a.v = v;
+        a.i = j;
+        return a;
+    }
+    __device__ __forceinline__ acc_t combine(acc_t a, acc_t b) const {
+        if (a.i < 0) return b;
+        if (b.i < 0) return a;
+        const bool an = is_nan(a.v), bn = is_nan(b.v);
+        bool take_b;
+        if (an || bn) {
+            take_b = (an && bn) ? b.i < a.i : bn;
+        } else {
+            const bool better = MAX ? (b.v > a.v) : (b.v < a.v);
+            take_b = better || (b.v == a.v && b.i < a.i);
+        }
+        return take_b ? b : a;
+    }
+    // K elements at ascending indices j, j + dj, ...: the first best one, then one combine
+    template <int K>
+    __device__ __forceinline__ acc_t chunk(const TA (&v)[K], long long j, long long dj) const {
+        TA best = v[0];
+        int bk = 0;
+#pragma unroll
+        for (int k = 1; k < K; ++k)
+            if (better(v[k], best)) {
+                best = v[k];
+                bk = k;
+            }
+        return map(best, j + bk * dj);
+    }
+    __device__ __forceinline__ long long finalize(acc_t a, long long) const { return a.i; }
+};
+template <class TA> using op_argmax = op_arg<TA, true>;
+template <class TA> using op_argmin = op_arg<TA, false>;
+
+// count_nonzero (complex: either part nonzero; bool: True).
+template <class TA>
+struct op_count_nonzero : base<op_count_nonzero<TA>, TA, long long> {
+    typedef TA in_t;
+    typedef long long out_t;
+    typedef long long acc_t;
+    __device__ explicit op_count_nonzero(double) {}
+    __device__ __forceinline__ long long identity() const { return 0; }
+    __device__ __forceinline__ long long map(TA v, long long) const { return cast<bool>(v) ? 1 : 0; }
+    __device__ __forceinline__ long long combine(long long a, long long b) const { return a + b; }
+    __device__ __forceinline__ long long finalize(long long a, long long) const { return a; }
+};
+
+template <class TA, bool ALL>
+struct op_logical : base<op_logical<TA, ALL>, TA, bool> {
+    typedef TA in_t;
+    typedef bool out_t;
+    typedef bool acc_t;
+    __device__ explicit op_logical(double) {}
+    __device__ __forceinline__ bool identity() const { return ALL; }
+    __device__ __forceinline__ bool map(TA v, long long) const { return cast<bool>(v); }
+    __device__ __forceinline__ bool combine(bool a, bool b) const { return ALL ? (a && b) : (a || b); }
+    __device__ __forceinline__ bool finalize(bool a, long long) const { return a; }
+};
+template <class TA> using op_all = op_logical<TA, true>;
+template <class TA> using op_any = op_logical<TA, false>;
+
+// var / std: Welford/Chan states (count, mean, sum of squared deviations) in double.
+// A loaded chunk of K elements becomes one state through its own mean (no division per
+// element); states merge with Chan's formula, so a large mean never cancels catastrophically.
+struct welford_t {
+    double n, mean, m2;
+};
+
+template <class TA, class TO, bool STD>
+struct op_var {
+    typedef TA in_t;
+    typedef TO out_t;
+    typedef welford_t acc_t;
+    static constexpr bool indexed = false;
+    double corr;
+    __device__ explicit op_var(double c) : corr(c) {}
+    __device__ __forceinline__ welford_t identity() const { return welford_t{0.0, 0.0, 0.0}; }
+    __device__ __forceinline__ welford_t map(TA v, long long) const {
+        return welford_t{1.0, cast<double>(v), 0.0};
+    }
+    __device__ __forceinline__ welford_t combine(welford_t a, welford_t b) const {
+        if (a.n == 0.0) return b;
+        if (b.n == 0.0) return a;
+        const double n = a.n + b.n;
+        const double d = b.mean - a.mean;
+        const double f = b.n / n;
+        return welford_t{n, a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f};
+    }
+    __device__ __forceinline__ welford_t fold(welford_t a, TA v, long long) const {
+        const double x = cast<double>(v);
+        const double n = a.n + 1.0;
+        const double d = x - a.mean;
+        const double mean = a.mean + d / n;
+        return welford_t{n, mean, a.m2 + d * (x - mean)};
+    }
+    template <int K>
+    __device__ __forceinline__ welford_t chunk(const TA (&v)[K], long long, long long) const {
+        double x[K], t[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) t[k] = x[k] = cast<double>(v[k]);
+        const double m = tree(plus(), t) * (1.0 / K);
+#pragma unroll
+        for (int k = 0; k < K; ++k) t[k] = (x[k] - m) * (x[k] - m);
+        return welford_t{static_cast<double>(K), m, tree(plus(), t)};
+    }
+    struct plus {
+        __device__ __forceinline__ double combine(double a, double b) const { return a + b; }
+    };
+    __device__ __forceinline__ TO finalize(welford_t a, long long) const {
+        const double dof = a.n - corr;
+        double r = dof > 0.0 ? a.m2 / dof : __longlong_as_double(0x7ff8000000000000ull);
+        if (STD) r = sqrt(r);
+        return cast<TO>(r);
+    }
+};
+
+// ------------------------------------------------------------------ warp / block helpers
+// Shuffles of any trivially copyable state, word by word.
+template <class T>
+__device__ __forceinline__ T shfl_down(T v, int delta) {
+    constexpr int W = (sizeof(T) + 3) / 4;
+    int w[W];
+    w[W - 1] = 0;
+    memcpy(w, &v, sizeof(T));
+#pragma unroll
+    for (int i = 0; i < W; ++i) w[i] = __shfl_down_sync(0xffffffffu, w[i], delta);
+    T r;
+    memcpy(&r, w, sizeof(T));
+    return r;
+}
+template <class T>
+__device__ __forceinline__ T shfl_up(T v, int delta) {
+    constexpr int W = (sizeof(T) + 3) / 4;
+    int w[W];
+    w[W - 1] = 0;
+    memcpy(w, &v, sizeof(T));
+#pragma unroll
+    for (int i = 0; i < W; ++i) w[i] = __shfl_up_sync(0xffffffffu, w[i], delta);
+    T r;
+    memcpy(&r, w, sizeof(T));
+    return r;
+}
+template <class T>
+__device__ __forceinline__ T shfl_idx(T v, int src) {
+    constexpr int W = (sizeof(T) + 3) / 4;
+    int w[W];
+    w[W - 1] = 0;
+    memcpy(w, &v, sizeof(T));
+#pragma unroll
+    for (int i = 0; i < W; ++i) w[i] = __shfl_sync(0xffffffffu, w[i], src);
+    T r;
+    memcpy(&r, w, sizeof(T));
+    return r;
+}
+
+// Combine of the 32 lanes' states in lane order; the total is valid in lane 0.
+template <class R, class A>
+__device__ __forceinline__ A warp_reduce(const R& r, A v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = r.combine(v, shfl_down(v, o));
+    return v;
+}
+
+// Inclusive scan over the 32 lanes (lane order).
+template <class R, class A>
+__device__ __forceinline__ A warp_inclusive_scan(const R& r, A v, int lane) {
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const A u = shfl_up(v, o);
+        if (lane >= o) v = r.combine(u, v);
+    }
+    return v;
+}
+
+// Shared storage for N states of a type that may have constructors.
+template <class A, int N>
+struct smem_slots {
+    __align__(16) unsigned char raw[N * sizeof(A)];
+    __device__ __forceinline__ A* ptr() { return reinterpret_cast<A*>(raw); }
+};
+
+// Combine of every thread's state in a block of NT threads (NT / 32 warps); valid in thread 0.
+template <int NT, class R, class A>
+__device__ __forceinline__ A block_reduce(const R& r, A v, A* slots) {
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    v = warp_reduce(r, v);
+    if (lane == 0) slots[w] = v;
+    __syncthreads();
+    if (w == 0) {
+        v = lane < NT / 32 ? slots[lane] : r.identity();
+        v = warp_reduce(r, v);
+    }
+    return v;
+}
+
+}  // namespace red
+}  // namespace gp

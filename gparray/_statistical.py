@@ -1,0 +1,155 @@
+"""Statistical functions (spec section "Statistical Functions"): sum, prod, max, min, mean,
+std, var, cumulative_sum, cumulative_prod.
+
+Argument checks and dtype rules here; the work is one call into the reduction engine
+(gparray/_engine/_reduce.py) or the scan engine (gparray/_engine/_scan.py). Accumulation:
+float32 and float64 in double, complex in complex128, integers in 64 bits (wrapping like
+NumPy); var/std merge Welford states (one pass, no cancellation on a large mean).
+"""
+from __future__ import annotations
+
+import operator
+
+from . import _dtypes as _dt
+from ._array import Array
+from ._engine import _reduce, _scan, _shapes
+
+
+def _check(x, name: str, kinds: str, what: str) -> None:
+    if not isinstance(x, Array):
+        raise TypeError(f"{name}: expected a gparray Array, got {type(x).__name__}")
+    if x._dtype.kind not in kinds:
+        raise TypeError(f"{name}: expected an array with {what} dtype, got {x._dtype}")
+
+
+def _result_dtype(dtype, default, name: str):
+    dt = _dt._normalize_dtype(dtype, name)
+    return default if dt is None else dt
+
+
+def _reduce_into(op: str, x, axes: tuple, keepdims: bool, out_dtype, param: float = 0.0):
+    """The reduction of ``x`` over normalized ``axes`` as a new array (kept axes in order,
+    reduced ones as size-1 axes when ``keepdims``)."""
+    from ._creation import _empty
+
+    shape = x._shape
+    kept = tuple(s for i, s in enumerate(shape) if i not in axes)
+    out = _empty(kept, out_dtype, x._device)
+    _reduce.reduce(op, x, axes, out, param)
+    if keepdims:
+        ks = tuple(1 if i in axes else s for i, s in enumerate(shape))
+        out = out._view(out._offset, ks, _shapes.c_strides(ks, out_dtype.itemsize))
+    return out
+
+
+def _reduced_count(x, axes: tuple) -> int:
+    return _shapes.prod(x._shape[i] for i in axes)
+
+
+def _check_nonempty(x, axes: tuple, name: str) -> None:
+    """max/min/argmax/argmin have no identity: an empty reduction over a non-empty output
+    is a ValueError (as NumPy)."""
+    if _reduced_count(x, axes) == 0 and _shapes.prod(s for i, s in enumerate(x._shape) if i not in axes):
+        raise ValueError(f"{name}: zero-size reduction (axes {axes} of shape {x._shape}) has no identity")
+
+
+def sum(x, /, *, axis=None, dtype=None, keepdims=False):  # noqa: A001 (spec name)
+    """Sum over ``axis`` (default: all). Default dtype: int64 for bool and signed integers,
+    uint64 for unsigned, the input's for floating types; ``dtype`` casts the input first.
+    Float sums accumulate in double (complex in complex128), integers wrap."""
+    _check(x, "sum", "biufc", "a numeric")
+    out_dt = _result_dtype(dtype, _reduce.sum_dtype(x._dtype), "sum")
+    return _reduce_into("sum", x, _shapes.normalize_axes(axis, x.ndim, "sum"), keepdims, out_dt)
+
+
+def prod(x, /, *, axis=None, dtype=None, keepdims=False):
+    """Product over ``axis`` (default: all); dtype rules as ``sum``; empty products are 1."""
+    _check(x, "prod", "biufc", "a numeric")
+    out_dt = _result_dtype(dtype, _reduce.sum_dtype(x._dtype), "prod")
+    return _reduce_into("prod", x, _shapes.normalize_axes(axis, x.ndim, "prod"), keepdims, out_dt)
+
+
+def max(x, /, *, axis=None, keepdims=False):  # noqa: A001 (spec name)
+    """Largest element over ``axis``; NaN propagates; an empty reduction raises ValueError."""
+    _check(x, "max", "biuf", "a real")
+    axes = _shapes.normalize_axes(axis, x.ndim, "max")
+    _check_nonempty(x, axes, "max")
+    return _reduce_into("max", x, axes, keepdims, x._dtype)
+
+
+def min(x, /, *, axis=None, keepdims=False):  # noqa: A001 (spec name)
+    """Smallest element over ``axis``; NaN propagates; an empty reduction raises ValueError."""
+    _check(x, "min", "biuf", "a real")
+    axes = _shapes.normalize_axes(axis, x.ndim, "min")
+    _check_nonempty(x, axes, "min")
+    return _reduce_into("min", x, axes, keepdims, x._dtype)
+
+
+def mean(x, /, *, axis=None, keepdims=False):
+    """Arithmetic mean over ``axis``: floating types keep their dtype, integers give
+    float64; the mean of nothing is NaN (NaN + NaN j for complex)."""
+    _check(x, "mean", "iufc", "a numeric (not bool)")
+    axes = _shapes.normalize_axes(axis, x.ndim, "mean")
+    return _reduce_into("mean", x, axes, keepdims, _reduce.float_result(x._dtype))
+
+
+def _correction(correction, name: str) -> float:
+    if isinstance(correction, bool) or not isinstance(correction, (int, float)):
+        try:
+            correction = operator.index(correction)
+        except TypeError:
+            raise TypeError(f"{name}: correction must be an int or a float, "
+                            f"got {type(correction).__name__}") from None
+    return float(correction)
+
+
+def var(x, /, *, axis=None, correction=0.0, keepdims=False):
+    """Variance over ``axis`` with divisor N - correction (NaN when that is <= 0); one
+    pass over the data (Welford/Chan). Real floating types keep their dtype, integers give
+    float64."""
+    _check(x, "var", "iuf", "a real numeric (not bool)")
+    c = _correction(correction, "var")
+    axes = _shapes.normalize_axes(axis, x.ndim, "var")
+    return _reduce_into("var", x, axes, keepdims, _reduce.float_result(x._dtype), c)
+
+
+def std(x, /, *, axis=None, correction=0.0, keepdims=False):
+    """Standard deviation: the square root of ``var`` (same rules)."""
+    _check(x, "std", "iuf", "a real numeric (not bool)")
+    c = _correction(correction, "std")
+    axes = _shapes.normalize_axes(axis, x.ndim, "std")
+    return _reduce_into("std", x, axes, keepdims, _reduce.float_result(x._dtype), c)
+
+
+def _cumulative(op: str, x, axis, dtype, include_initial: bool, name: str):
+    from ._creation import _empty
+
+    _check(x, name, "biufc", "a numeric")
+    if x.ndim == 0:
+        raise ValueError(f"{name}: expected an array with at least one dimension, got a 0-d array")
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(f"{name}: axis is required for an array of {x.ndim} dimensions")
+        axis = 0
+    axis = _shapes.normalize_axis(axis, x.ndim, name)
+    out_dt = _result_dtype(dtype, _reduce.sum_dtype(x._dtype), name)
+    shape = list(x._shape)
+    shape[axis] += 1 if include_initial else 0
+    out = _empty(tuple(shape), out_dt, x._device)
+    _scan.scan(op, x, axis, out, bool(include_initial))
+    return out
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running sums along ``axis`` (optional for 1-D input); dtype rules as ``sum``;
+    ``include_initial`` prepends the 0 along ``axis``."""
+    return _cumulative("sum", x, axis, dtype, include_initial, "cumulative_sum")
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running products along ``axis`` (optional for 1-D input); dtype rules as ``prod``;
+    ``include_initial`` prepends the 1 along ``axis``."""
+    return _cumulative("prod", x, axis, dtype, include_initial, "cumulative_prod")
+
+
+__all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]

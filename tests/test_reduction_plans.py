@@ -1,0 +1,483 @@
+"""CPU tier of reductions, scans and searching: the strategy chosen for each shape/axis case,
+a line-by-line emulation of the kernels' loops (every plan must visit exactly the elements
+NumPy reduces, each once, in the right order for ordered ops and scans), dtype rules, and
+an NVRTC compile (sm_90) of every instance the reduce, scan and search families register.
+"""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from gparray import _dtypes as _dt
+from gparray._engine import _reduce, _scan, _search, _shapes
+from gparray._engine._launch import BLOCK
+from gparray._kernels import _compile
+
+SMS = 132
+
+
+# ---------------------------------------------------------------------------- strategy table
+def _plan(shape, axes, itemsize=4, strides=None, ordered=False, aligned=True):
+    if strides is None:
+        strides = _shapes.c_strides(shape)
+    return _reduce.plan(tuple(shape), tuple(strides), tuple(axes), itemsize, ordered=ordered,
+                        aligned=aligned, sms=SMS)
+
+
+def test_whole_array_is_one_contiguous_row_cut_into_blocks():
+    p = _plan((2**28,), (0,))
+    assert (p.strategy, p.group, p.contig, p.n_out) == ("inner", 256, True, 1)
+    assert p.splits == _reduce.BLOCKS_PER_SM * SMS and p.grid == p.splits
+    assert p.seg * p.splits >= 2**28 and p.seg % 16 == 0
+    assert p.finish == (32, 1, p.splits, 1)
+    assert p.idx == "int"
+    # the same for any C-contiguous shape reduced over every axis
+    q = _plan((2**14, 2**14), (0, 1))
+    assert (q.strategy, q.contig, q.splits, q.seg) == ("inner", True, p.splits, p.seg)
+
+
+def test_small_whole_array_is_not_split():
+    p = _plan((1000,), (0,))
+    assert (p.strategy, p.group, p.contig, p.splits, p.finish, p.grid) == ("inner", 32, True, 1, (), 1)
+
+
+def test_rows_get_a_block_each():
+    p = _plan((16384, 16384), (1,))
+    assert (p.strategy, p.group, p.contig, p.splits, p.grid) == ("inner", 256, True, 1, 16384)
+
+
+def test_short_rows_get_a_warp_each():
+    p = _plan((100000, 1000), (1,))
+    assert (p.strategy, p.group, p.contig, p.splits) == ("inner", 32, True, 1)
+    assert p.grid == math.ceil(100000 / 8)
+
+
+def test_few_long_rows_are_split_with_a_second_pass():
+    p = _plan((8, 100000), (1,))
+    assert (p.strategy, p.group, p.contig) == ("inner", 256, True)
+    assert p.splits == 24 and p.seg * p.splits >= 100000 and p.grid <= 4 * SMS
+    assert p.finish[0] == 1 and p.finish[2:] == (p.splits, 1)
+
+
+def test_columns_of_a_square_matrix_vectorize_and_split():
+    p = _plan((16384, 16384), (0,))
+    assert (p.strategy, p.group) == ("outer", 4)
+    assert (1 << p.tx_log2, p.bx) == (64, 64)
+    assert p.splits == 8 and p.grid == p.bx * p.splits == 512  # within one wave of 4 blocks/SM
+    assert p.finish == (1, 64, 1, 16384)
+
+
+def test_columns_without_alignment_or_divisibility_are_scalar():
+    assert _plan((4096, 4096), (0,), aligned=False).group == 1
+    assert _plan((4096, 4098), (0,)).group == 1
+    assert _plan((4096, 4096), (0,), itemsize=16).group == 1
+    assert _plan((4096, 4096), (0,), itemsize=8).group == 2
+
+
+def test_tall_narrow_columns_use_many_threads_along_the_reduced_axis():
+    p = _plan((100000, 8), (0,))
+    assert (p.strategy, p.group, 1 << p.tx_log2, p.bx) == ("outer", 4, 2, 1)
+    assert p.splits == 97 and p.grid == 97
+
+
+def test_tiny_rows_use_a_thread_per_output():
+    p = _plan((100000, 7), (1,))
+    assert (p.strategy, p.group, p.splits) == ("outer", 1, 1)
+
+
+def test_transposed_input_picks_by_strides():
+    # x = m.T for a C-contiguous (N, M) m: shape (M, N), strides (1, M)
+    assert _plan((300, 500), (1,), strides=(1, 300)).strategy == "outer"
+    assert _plan((300, 500), (0,), strides=(1, 300)).strategy == "inner"
+    # unordered whole reductions reorder axes: a transposed array is one contiguous run
+    p = _plan((300, 500), (0, 1), strides=(1, 300))
+    assert (p.strategy, p.contig) == ("inner", True)
+    # argmax needs C-order flat indices: no reordering, strided inner loop
+    q = _plan((300, 500), (0, 1), strides=(1, 300), ordered=True)
+    assert (q.strategy, q.contig, q.r0, q.rs0) == ("inner", False, 500, 300)
+
+
+def test_broadcast_axes_go_outermost():
+    p = _plan((1000, 4096), (0, 1), strides=(0, 1))
+    assert (p.r0, p.rs0, p.red) == (4096, 1, ((1000,), (0,)))
+    # kept broadcast axis: rows read by groups, never threads along a stride-0 axis
+    assert _plan((1000, 4096), (1,), strides=(0, 1)).strategy == "inner"
+
+
+def test_axis_tuples_and_middle_axes():
+    p = _plan((8, 64, 32), (0, 2))  # warps read the 32-element runs of the last axis
+    assert (p.strategy, p.group, p.contig, p.kept) == ("inner", 32, False, ((64,), (32,)))
+    assert (p.r0, p.rs0, p.red) == (32, 1, ((8,), (2048,)))
+    assert _plan((8, 64, 32), (0, 1)).strategy == "outer"
+    q = _plan((8, 64, 32), (1, 2))
+    assert (q.strategy, q.contig, q.nr) == ("inner", True, 2048)
+
+
+def test_empty_and_zero_d_plans():
+    p = _plan((5, 0), (1,))
+    assert p.nr == 0 and p.n_out == 5 and p.splits == 1
+    q = _plan((), ())
+    assert q.n_out == 1 and q.nr == 1
+    r = _plan((4, 5), ())
+    assert r.nr == 1 and r.n_out == 20
+
+
+def test_64_bit_index_for_huge_arrays():
+    assert _plan((2**31 + 64,), (0,)).idx == "long long"
+    assert _plan((2**16, 2**16), (0,)).idx == "long long"
+
+
+# ---------------------------------------------------------------------------- kernel emulation
+def _offsets(shape, strides, i):
+    """gp::strided_offsets for one operand."""
+    off = 0
+    for ext, st in zip(reversed(shape), reversed(strides)):
+        q, r = divmod(i, ext)
+        off += r * st
+        i = q
+    return off
+
+
+class _Cursor:
+    def __init__(self, red, r0, rs0):
+        self.red, self.r0, self.rs0 = red, r0, rs0
+
+    def seek(self, j):
+        self.q, self.i = divmod(j, self.r0)
+        self.qoff = _offsets(*self.red, self.q)
+
+    def offset(self):
+        return self.qoff + self.i * self.rs0
+
+    def advance(self, step):
+        self.i += step
+        if self.i >= self.r0:
+            dq = self.i // self.r0
+            self.q += dq
+            self.i -= dq * self.r0
+            self.qoff = _offsets(*self.red, self.q)
+
+
+U = 4
+
+
+def emulate_reduce(p, itemsize, ptr_elems=0):
+    """{output: [(element offset, reduced index j), ...]} as the kernels visit them, plus the
+    set of (output, split) partial states written (checked for completeness)."""
+    visits = {}
+    partials = set()
+    if p.strategy == "inner":
+        gpb = BLOCK // p.group
+        n_tasks = p.n_out * p.splits
+        assert p.grid == -(-n_tasks // gpb)
+        v = 1 if itemsize >= 16 else 16 // itemsize
+        for task in range(p.grid * gpb):
+            if task >= n_tasks:
+                assert p.group < BLOCK
+                continue
+            o, s = divmod(task, p.splits)
+            koff = _offsets(*p.kept, o)
+            j0 = s * p.seg
+            j1 = p.nr if p.nr - j0 < p.seg else j0 + p.seg
+            seen = visits.setdefault(o, [])
+            for lane in range(p.group):
+                if p.contig:
+                    n = j1 - j0
+                    head = (v - (ptr_elems + koff + j0) % v) % v
+                    head = min(head, n)
+                    if lane < head:
+                        seen.append((koff + j0 + lane, j0 + lane))
+                    jb = j0 + head
+                    n -= head
+                    nv = n // v
+
+                    def vec(kk):
+                        assert (ptr_elems + koff + jb + kk * v) % v == 0  # aligned vector
+                        seen.extend((koff + jb + kk * v + e, jb + kk * v + e) for e in range(v))
+
+                    k = lane
+                    while k + (U - 1) * p.group < nv:
+                        for u in range(U):
+                            vec(k + u * p.group)
+                        k += p.group * U
+                    while k < nv:
+                        vec(k)
+                        k += p.group
+                    t = nv * v + lane
+                    while t < n:
+                        seen.append((koff + jb + t, jb + t))
+                        t += p.group
+                else:
+                    c = _Cursor(p.red, p.r0, p.rs0)
+                    j = j0 + lane
+                    if j < j1:
+                        c.seek(j)
+                    while j < j1:
+                        for u in range(U):
+                            if j + u * p.group < j1:
+                                seen.append((koff + c.offset(), j + u * p.group))
+                                c.advance(p.group)
+                        j += p.group * U
+            if p.splits > 1:
+                assert (o, s) not in partials
+                partials.add((o, s))
+    else:
+        tx, vo = 1 << p.tx_log2, p.group
+        ty = BLOCK // tx
+        assert p.grid == p.bx * p.splits
+        for blk in range(p.grid):
+            s, b = divmod(blk, p.bx)
+            for thr in range(BLOCK):
+                txi, tyi = thr & (tx - 1), thr >> p.tx_log2
+                o = (b * tx + txi) * vo
+                if o >= p.n_out:
+                    continue
+                koff = _offsets(*p.kept, o)
+                j0 = s * p.seg
+                j1 = p.nr if p.nr - j0 < p.seg else j0 + p.seg
+                c = _Cursor(p.red, p.r0, p.rs0)
+                j = j0 + tyi
+                if j < j1:
+                    c.seek(j)
+
+                def load(jj):
+                    off = koff + c.offset()
+                    assert (ptr_elems + off) % vo == 0  # aligned vector of vo outputs
+                    for e in range(vo):
+                        visits.setdefault(o + e, []).append((off + e, jj))
+                    c.advance(ty)
+
+                while j + (U - 1) * ty < j1:
+                    for u in range(U):
+                        load(j + u * ty)
+                    j += U * ty
+                while j < j1:
+                    load(j)
+                    j += ty
+                if tyi == 0 and p.splits > 1:
+                    for e in range(vo):
+                        assert (o + e, s) not in partials
+                        partials.add((o + e, s))
+    if p.splits > 1:
+        assert partials == {(o, s) for o in range(p.n_out) for s in range(p.splits)}
+    return visits
+
+
+def _check_plan(shape, strides, axes, itemsize=4, ordered=False, ptr_elems=0):
+    aligned = ptr_elems * itemsize % 16 == 0
+    p = _reduce.plan(tuple(shape), tuple(strides), tuple(axes), itemsize, ordered=ordered,
+                     aligned=aligned, sms=SMS)
+    visits = emulate_reduce(p, itemsize, ptr_elems)
+    # reference: element offsets of each output's reduced elements, in C order
+    kept = [i for i in range(len(shape)) if i not in axes]
+    red = sorted(axes)
+    offs = np.zeros(shape, dtype=np.int64)
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        offs += (np.arange(n) * s).reshape((1,) * d + (n,) + (1,) * (len(shape) - d - 1))
+    n_out = _shapes.prod(shape[i] for i in kept)
+    if n_out == 0:
+        assert p.grid == 0
+        return p
+    ref = np.transpose(offs, kept + red).reshape(n_out, -1)
+    assert p.n_out == n_out
+    for o in range(n_out):
+        got = visits.get(o, [])
+        assert sorted(off for off, _ in got) == sorted(ref[o].tolist()), (o, p)
+        if ordered:  # reduced index j is the C-order position within the reduced axes
+            assert sorted(got, key=lambda t: t[1]) == [(int(off), j) for j, off in enumerate(ref[o])]
+        else:
+            assert sorted(j for _, j in got) == list(range(len(got)))
+    return p
+
+
+CASES = [
+    ((37,), (0,)), ((5000,), (0,)), ((3, 4), (0,)), ((3, 4), (1,)), ((3, 4), (0, 1)),
+    ((2, 3, 4), (1,)), ((2, 3, 4), (0, 2)), ((6, 70), (1,)), ((70, 6), (0,)), ((9000, 3), (0,)),
+    ((3, 9000), (1,)), ((2, 40000), (1,)), ((40000,), (0,)), ((64, 64), (0,)), ((4, 1, 5), (0, 1)),
+    ((5, 0), (1,)), ((0, 5), (1,)), ((), ()), ((4, 5), ()), ((1, 1), (0,)), ((2, 2, 2, 2, 2, 3), (1, 3, 5)),
+]
+
+
+@pytest.mark.parametrize("shape,axes", CASES, ids=[f"{s}-{a}" for s, a in CASES])
+@pytest.mark.parametrize("ordered", [False, True])
+def test_emulated_plans_visit_every_element_once_c_layout(shape, axes, ordered):
+    _check_plan(shape, _shapes.c_strides(shape), axes, ordered=ordered)
+
+
+@pytest.mark.parametrize("itemsize", [1, 2, 4, 8, 16])
+@pytest.mark.parametrize("ptr_elems", [0, 1, 3])
+def test_emulated_plans_with_misaligned_data(itemsize, ptr_elems):
+    for shape, axes in [((5000,), (0,)), ((9, 130), (1,)), ((130, 8), (0,)), ((2, 20000), (1,)),
+                        ((20000, 4), (0,))]:
+        _check_plan(shape, _shapes.c_strides(shape), axes, itemsize=itemsize, ptr_elems=ptr_elems)
+
+
+def test_emulated_plans_of_views():
+    _check_plan((30, 20), (1, 30), (0,))           # transposed
+    _check_plan((30, 20), (1, 30), (1,))
+    _check_plan((30, 20), (1, 30), (0, 1), ordered=True)
+    _check_plan((10, 9), (-9, 1), (0,))            # flipped rows
+    _check_plan((10, 9), (9, -1), (1,), ordered=True)
+    _check_plan((12, 7), (14, 2), (0, 1))          # every other column
+    _check_plan((50, 40), (0, 1), (0,))            # broadcast rows
+    _check_plan((50, 40), (0, 1), (0, 1))
+    _check_plan((3, 5, 7), (1, 21, 3), (0, 2), ordered=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 6), min_size=1, max_size=4).flatmap(
+    lambda shape: st.tuples(st.just(tuple(shape)),
+                            st.permutations(range(len(shape))),
+                            st.lists(st.booleans(), min_size=len(shape), max_size=len(shape)),
+                            st.lists(st.booleans(), min_size=len(shape), max_size=len(shape)),
+                            st.booleans())))
+def test_emulated_plans_hypothesis(args):
+    shape, perm, red_mask, flip, ordered = args
+    base = _shapes.c_strides(tuple(shape[i] for i in perm))
+    strides = [0] * len(shape)
+    for k, i in enumerate(perm):
+        strides[i] = base[k] * (-1 if flip[i] else 1)
+    axes = tuple(i for i, r in enumerate(red_mask) if r)
+    _check_plan(shape, tuple(strides), axes, ordered=ordered)
+
+
+# ---------------------------------------------------------------------------- scan plans
+def _scan_plan(shape, axis, strides=None, initial=False, isz=4, osz=4):
+    if strides is None:
+        strides = _shapes.c_strides(shape)
+    return _scan.plan(tuple(shape), tuple(strides), axis, isz, osz, initial, SMS)
+
+
+def test_scan_strategies():
+    p = _scan_plan((2**28,), 0)
+    assert (p.strategy, p.contig, p.tile, p.tiles_per_line, p.grid) == ("lookback", True, 4096, 65536, 65536)
+    assert _scan_plan((2**20,), 0, isz=8, osz=8).tile == 2048
+    assert _scan_plan((2**20,), 0, isz=1, osz=8).tile == 2048        # bool -> int64
+    assert _scan_plan((2**20,), 0, isz=16, osz=16).tile == 1024
+    assert _scan_plan((100000, 10), 1).strategy == "lines"             # many short lines
+    assert _scan_plan((1000, 100000), 0).strategy == "lines"           # axis 0: coalesced across lines
+    assert _scan_plan((1000, 10000), 0).contig is False                # too few lines: strided look-back
+    q = _scan_plan((100, 100000), 1)
+    assert (q.strategy, q.contig, q.tiles_per_line) == ("lookback", True, 25)
+    r = _scan_plan((100000, 8), 0)                                     # few long strided lines
+    assert (r.strategy, r.contig, r.s_in) == ("lookback", False, 8)
+    assert _scan_plan((4, 0), 1, initial=True).strategy == "lines"     # only the initial values
+    # stride 1 both sides; the kernel checks each line's alignment (L + 1 long out lines)
+    assert _scan_plan((4, 3000), 1, initial=True).contig is True
+
+
+def emulate_scan(p, shape, strides, axis, initial):
+    """Output offset -> (input offset of the line start, input stride, elements combined)
+    as the kernels write it (the look-back chain supplies the elements of earlier tiles)."""
+    got = {}
+    if p.strategy == "lines":
+        for t in range(p.grid * BLOCK):
+            if t >= p.n_lines:
+                continue
+            oo = _offsets(p.lines[0], p.lines[1][0], t)
+            io = _offsets(p.lines[0], p.lines[1][1], t)
+            if initial:
+                got[oo] = (io, p.s_in, 0)
+                oo += p.s_out
+            for i in range(p.L):
+                got[oo + i * p.s_out] = (io, p.s_in, i + 1)
+        return got
+    v = p.tile // (_scan.WARPS * _scan.SK * 32)
+    wseg = _scan.SK * 32 * v
+    for tile in range(p.grid):
+        line, tl = divmod(tile, p.tiles_per_line)
+        oo = _offsets(p.lines[0], p.lines[1][0], line)
+        io = _offsets(p.lines[0], p.lines[1][1], line)
+        o_line = oo + (p.s_out if initial else 0)
+        for thr in range(BLOCK):
+            lane, w = thr & 31, thr >> 5
+            e0 = tl * p.tile + w * wseg + lane * v
+            for k in range(_scan.SK):
+                for q in range(v):
+                    e = e0 + k * 32 * v + q
+                    if e < p.L:
+                        assert o_line + e * p.s_out not in got
+                        got[o_line + e * p.s_out] = (io, p.s_in, e + 1)
+        if initial and tl == 0:
+            got[oo] = (io, p.s_in, 0)
+    return got
+
+
+@pytest.mark.parametrize("shape,axis,strides", [
+    ((10,), 0, None), ((5000,), 0, None), ((9000,), 0, (-1,)), ((3, 5000), 1, None), ((5000, 3), 0, None),
+    ((200000, 2), 1, None), ((2, 3, 4), 1, None), ((4, 6), 0, (1, 4)), ((7, 0), 1, None), ((0, 7), 1, None),
+])
+@pytest.mark.parametrize("initial", [False, True])
+def test_emulated_scans_follow_each_line(shape, axis, strides, initial):
+    strides = _shapes.c_strides(shape) if strides is None else strides
+    p = _scan_plan(shape, axis, strides, initial)
+    got = emulate_scan(p, shape, strides, axis, initial)
+    out_shape = list(shape)
+    out_shape[axis] += int(initial)
+    out_st = _shapes.c_strides(tuple(out_shape))
+    expect = {}
+    for idx in np.ndindex(*out_shape):
+        ooff = sum(i * s for i, s in zip(idx, out_st))
+        base = sum(i * s for d, (i, s) in enumerate(zip(idx, strides)) if d != axis)
+        expect[ooff] = (base, strides[axis], idx[axis] + 1 - int(initial))
+    assert got == expect
+
+
+# ---------------------------------------------------------------------------- nonzero layout
+def test_nonzero_layouts():
+    assert _search.nonzero_layout((4, 5), (5, 1))[0] is True
+    c, shape, strides, nd, idx = _search.nonzero_layout((4, 5), (1, 4))
+    assert (c, shape, strides, nd, idx) == (False, (4, 5), (1, 4), 4, "int")
+    assert _search.nonzero_layout((4, 5), (10, 2))[0] is False
+
+
+# ---------------------------------------------------------------------------- dtype rules
+def test_sum_and_float_result_dtypes():
+    for dt in _dt._all_dtypes:
+        sd = _reduce.sum_dtype(dt)
+        if dt.kind in "bi":
+            assert sd == _dt.int64
+        elif dt.kind == "u":
+            assert sd == _dt.uint64
+        else:
+            assert sd == dt
+        assert _reduce.float_result(dt) == (dt if dt.kind in "fc" else _dt.float64)
+    assert _reduce.acc_dtype(_dt.float32) == _dt.float64
+    assert _reduce.acc_dtype(_dt.complex64) == _dt.complex128
+    assert _reduce.acc_dtype(_dt.uint8) == _dt.uint64
+    assert _reduce.acc_dtype(_dt.bool) == _dt.int64
+
+
+def test_reducer_spellings():
+    assert _reduce.reducer("sum", _dt.float32, _dt.float32) == "gp::red::op_sum<float, float, double>"
+    assert _reduce.reducer("std", _dt.float64, _dt.float64) == "gp::red::op_var<double, double, true>"
+    assert _reduce.reducer("argmax", _dt.int8, _dt.int64) == "gp::red::op_argmax<gp::int8>"
+    with pytest.raises(ValueError):
+        _reduce.reducer("median", _dt.float32, _dt.float32)
+
+
+# ---------------------------------------------------------------------------- NVRTC compile-all
+def _families():
+    return {"reduce": _reduce.instances(), "scan": _scan.instances(), "search": _search.instances()}
+
+
+def _chunks():
+    out = []
+    for fam, exprs in _families().items():
+        for i in range(0, len(exprs), 100):
+            out.append((fam, i))
+    return out
+
+
+def test_instance_lists_are_unique():
+    for fam, exprs in _families().items():
+        assert len(exprs) == len(set(exprs)), fam
+
+
+@pytest.mark.parametrize("family,start", _chunks(), ids=[f"{f}-{i}" for f, i in _chunks()])
+def test_every_instance_compiles(family, start):
+    chunk = _families()[family][start:start + 100]
+    cubin, mapping = _compile.nvrtc_compile(family, chunk, "90")
+    assert len(mapping) == len(chunk) and all(mapping.values())
+    assert cubin[:4] == b"\x7fELF"
