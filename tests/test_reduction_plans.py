@@ -481,3 +481,150 @@ def test_every_instance_compiles(family, start):
     cubin, mapping = _compile.nvrtc_compile(family, chunk, "90")
     assert len(mapping) == len(chunk) and all(mapping.values())
     assert cubin[:4] == b"\x7fELF"
+
+
+# ---------------------------------------------------------------------------- launch arguments
+# The engines' argument tuples against the kernels' C++ parameter lists (parsed from the .cu
+# sources): count, order and NumPy scalar type of every argument, struct sizes of indexers.
+import re  # noqa: E402
+
+import gparray._memory as _memory  # noqa: E402
+from gparray._engine import _launch  # noqa: E402
+
+
+def _split_args(text):
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def _signature(family, kernel):
+    src = _compile.family_source(family)
+    m = re.search(r"template <([^>]*(?:<[^>]*>[^>]*)*)>\s*__global__ void __launch_bounds__\([^)]*\)\s*"
+                  + kernel + r"\(([^{]*)\)\s*\{", src)
+    assert m, kernel
+    tparams = [t.split()[-1] for t in _split_args(m.group(1))]
+    params = [" ".join(p.split()[:-1]) for p in _split_args(m.group(2))]
+    return tparams, params
+
+
+def _check_args(family, expr, args):
+    name, targs = expr.split("<", 1)
+    targs = _split_args(targs[:-1])
+    tparams, params = _signature(family, name)
+    assert len(targs) == len(tparams), (expr, tparams)
+    env = dict(zip(tparams, targs))
+    assert len(args) == len(params), (expr, params, args)
+    for ctype, a in zip(params, args):
+        ctype = ctype.replace("const ", "").replace("__restrict__", "").strip()
+        if ctype.endswith("*"):
+            assert type(a) is np.uint64, (expr, ctype, a)
+        elif ctype.startswith("gp::StridedParams<"):
+            narg, nd = _split_args(ctype[len("gp::StridedParams<"):-1])
+            nd = int(env.get(nd, nd))
+            assert isinstance(a, np.void) and a.dtype.itemsize == 8 * (1 + nd * (int(narg) + 1)), (expr, ctype)
+            assert int(a["v"][0]) <= nd
+        else:
+            ctype = env.get(ctype, ctype)
+            want = {"int": np.int32, "long long": np.int64, "double": np.float64}[ctype]
+            assert type(a) is want, (expr, ctype, type(a))
+
+
+class _Dev:
+    _id = 0
+
+
+class _Fake:
+    """Enough of an Array for the engines: shape, byte strides, dtype, pointer, device."""
+
+    def __init__(self, shape, dtype, strides=None, ptr=1 << 20):
+        self._dtype = np.dtype(dtype)
+        self._shape = tuple(shape)
+        self._strides = tuple(strides) if strides is not None else \
+            _shapes.c_strides(self._shape, self._dtype.itemsize)
+        self._ptr = ptr
+        self._device = _Dev()
+
+    size = property(lambda self: _shapes.prod(self._shape))
+    ndim = property(lambda self: len(self._shape))
+
+    def _is_c_contig(self):
+        return _shapes.is_c_contiguous(self._shape, self._strides, self._dtype.itemsize)
+
+    def __getitem__(self, i):
+        return _Fake(self._shape[1:], self._dtype, self._strides[1:], self._ptr + i * self._strides[0])
+
+
+class _Block:
+    ptr = 1 << 30
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    got = []
+
+    def fake_launch(family, expr, device_id, grid, args, shared_mem=0, block=256):
+        assert grid >= 1
+        got.append((family, expr, args))
+
+    for mod in (_reduce, _scan, _search):
+        monkeypatch.setattr(mod, "launch", fake_launch)
+    monkeypatch.setattr(_memory, "alloc", lambda nbytes, dev, stream=None: _Block())
+    monkeypatch.setattr(_reduce, "sm_count", lambda dev: SMS)
+    monkeypatch.setattr(_scan, "sm_count", lambda dev: SMS)
+    monkeypatch.setattr(_scan, "_memset0", lambda ptr, n, dev: None)
+    return got
+
+
+@pytest.mark.parametrize("shape,axes", [((2**20,), (0,)), ((8, 100000), (1,)), ((100000, 8), (0,)),
+                                        ((300, 70), (1,)), ((3, 4), (0,)), ((2**16, 2**16), (1,)),
+                                        ((5, 0), (1,)), ((7, 9, 11), (0, 2))])
+@pytest.mark.parametrize("op", ["sum", "var", "argmax", "all"])
+def test_reduce_launch_arguments_match_the_kernels(launches, shape, axes, op):
+    x = _Fake(shape, "float32")
+    kept = tuple(s for i, s in enumerate(shape) if i not in axes)
+    out = _Fake(kept, "int64" if op == "argmax" else ("bool" if op == "all" else "float32"))
+    _reduce.reduce(op, x, axes, out, 1.0)
+    p = _reduce.plan(shape, _shapes.c_strides(shape), axes, 4, ordered=op == "argmax", sms=SMS)
+    assert len(launches) == (2 if p.finish else 1)
+    for family, expr, args in launches:
+        assert family == "reduce"
+        _check_args(family, expr, args)
+
+
+@pytest.mark.parametrize("shape,axis,initial", [((2**20,), 0, False), ((3, 5000), 1, True),
+                                                ((100000, 10), 1, False), ((5000, 3), 0, True),
+                                                ((4, 0), 1, True), ((2**16, 2**16), 1, False)])
+def test_scan_launch_arguments_match_the_kernels(launches, shape, axis, initial):
+    x = _Fake(shape, "int32")
+    oshape = list(shape)
+    oshape[axis] += int(initial)
+    _scan.scan("sum", x, axis, _Fake(oshape, "int64"), initial)
+    assert len(launches) == 1
+    _check_args(*launches[0])
+
+
+def test_search_launch_arguments_match_the_kernels(launches):
+    x = _Fake((70, 300), "float64", strides=(8, 560))
+    res = _search.nonzero(x, lambda shape, dt: _Fake(shape, dt), lambda a: np.int64(5))
+    assert len(res) == 2 and res[1]._ptr == res[0]._ptr + 5 * 8
+    assert [f for f, _, _ in launches] == ["search", "scan", "search"]
+    for launch in launches:
+        _check_args(*launch)
+    launches.clear()
+    x1, x2, out = _Fake((50,), "float32"), _Fake((4, 5), "float64"), _Fake((4, 5), "int64")
+    _search.searchsorted(x1, x2, out, np.dtype("float64"), True, _Fake((50,), "int64"))
+    _search.searchsorted(x1, x2, out, np.dtype("float64"), False, None)
+    for launch in launches:
+        _check_args(*launch)

@@ -210,8 +210,21 @@ def sm_count(device_id: int) -> int:
     return n
 
 
-def _idx_arg(idx: str, v: int):
-    return _i32(v) if idx == "int" else _i64(v)
+@functools.lru_cache(maxsize=4096)
+def _packed(p: Plan) -> tuple:
+    """Kernel arguments that depend only on the plan (indexers, extents, second pass)."""
+    ix = _i32 if p.idx == "int" else _i64
+    head = (strided_params(p.kept[0], [p.kept[1]], p.nd), strided_params(p.red[0], [p.red[1]], p.nd),
+            ix(p.r0), ix(p.rs0), ix(p.nr), ix(p.seg))
+    if p.strategy == "inner":
+        tail = (_i32(p.splits), ix(p.n_out * p.splits))
+    else:
+        tail = (ix(p.n_out), _i32(p.tx_log2), _i32(p.bx))
+    fin = ()
+    if p.finish:
+        fg, fgrid, so, ss = p.finish
+        fin = (_i64(p.n_out), _i32(p.splits), _i64(so), _i64(ss), _i64(p.nr))
+    return head, tail, fin
 
 
 def reduce(op: str, x, axes: tuple, out, param: float = 0.0) -> None:
@@ -229,28 +242,23 @@ def reduce(op: str, x, axes: tuple, out, param: float = 0.0) -> None:
              aligned=x._ptr % 16 == 0, sms=sm_count(dev))
     rd = reducer(op, x._dtype, out._dtype)
     prm = np.float64(param)
+    head, tail, fin = _packed(p)
     ws = None
     if p.splits > 1:
         from .._memory import alloc
 
         ws = alloc(p.splits * p.n_out * WS_STATE_BYTES, dev)
     ws_ptr = _ptr(ws.ptr if ws is not None else 0)
-    kept = strided_params(p.kept[0], [p.kept[1]], p.nd)
-    red = strided_params(p.red[0], [p.red[1]], p.nd)
-    ix = functools.partial(_idx_arg, p.idx)
-    common = (_ptr(out._ptr), ws_ptr, _ptr(x._ptr), kept, red, ix(p.r0), ix(p.rs0), ix(p.nr), ix(p.seg))
+    args = (_ptr(out._ptr), ws_ptr, _ptr(x._ptr)) + head + tail + (prm,)
     if p.strategy == "inner":
         expr = (f"gp_reduce_inner<{rd}, {p.group}, {'true' if p.contig else 'false'}, "
                 f"{p.nd}, {p.idx}>")
-        launch(FAMILY, expr, dev, p.grid, common + (_i32(p.splits), ix(p.n_out * p.splits), prm))
     else:
         expr = f"gp_reduce_outer<{rd}, {p.group}, {p.nd}, {p.idx}>"
-        launch(FAMILY, expr, dev, p.grid, common + (ix(p.n_out), _i32(p.tx_log2), _i32(p.bx), prm))
+    launch(FAMILY, expr, dev, p.grid, args)
     if p.finish:
-        fg, fgrid, so, ss = p.finish
-        launch(FAMILY, f"gp_reduce_finish<{rd}, {fg}>", dev, fgrid,
-               (_ptr(out._ptr), ws_ptr, _i64(p.n_out), _i32(p.splits), _i64(so), _i64(ss),
-                _i64(p.nr), prm))
+        launch(FAMILY, f"gp_reduce_finish<{rd}, {p.finish[0]}>", dev, p.finish[1],
+               (_ptr(out._ptr), ws_ptr) + fin + (prm,))
 
 
 # ---------------------------------------------------------------------------- instances
