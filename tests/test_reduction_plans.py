@@ -424,6 +424,38 @@ def test_emulated_scans_follow_each_line(shape, axis, strides, initial):
     assert got == expect
 
 
+def _lookback_tile_values(vals, v, prefix):
+    """gp_scan_lookback's arithmetic for one tile (sum): thread scans of each vector, warp
+    scans of the vector totals with a carry across the SK rounds, block scan of the warp
+    totals, plus the tile's exclusive prefix. Returns (outputs, tile aggregate)."""
+    wseg = _scan.SK * 32 * v
+    x = vals.reshape(_scan.WARPS, _scan.SK, 32, v)
+    incl_vec = np.cumsum(x, axis=3)                                   # thread: each vector
+    totals = incl_vec[..., -1]                                        # (W, SK, 32)
+    inc = np.cumsum(totals, axis=2)                                   # warp inclusive scan
+    exc = np.concatenate([np.zeros_like(inc[..., :1]), inc[..., :-1]], axis=2)  # shfl_up, lane 0 = id
+    round_tot = inc[..., -1]                                          # shfl_idx(inc, 31)
+    carry = np.concatenate([np.zeros_like(round_tot[:, :1]), np.cumsum(round_tot, axis=1)[:, :-1]], axis=1)
+    pre = carry[..., None] + exc                                      # (W, SK, 32)
+    warp_tot = np.cumsum(round_tot, axis=1)[:, -1]
+    wexc = np.concatenate([[0], np.cumsum(warp_tot)[:-1]])
+    out = prefix + wexc[:, None, None, None] + pre[..., None] + incl_vec
+    assert out.size == _scan.WARPS * wseg
+    return out.reshape(-1), warp_tot.sum()
+
+
+@pytest.mark.parametrize("v", [1, 2, 4])
+def test_scan_tile_arithmetic(v):
+    tile = _scan.WARPS * _scan.SK * 32 * v
+    a = np.random.default_rng(v).integers(-50, 50, 3 * tile)
+    prefix, outs = 0, []
+    for t in range(3):  # tiles chained through their aggregates (what the look-back sums)
+        o, agg = _lookback_tile_values(a[t * tile:(t + 1) * tile], v, prefix)
+        outs.append(o)
+        prefix += agg
+    np.testing.assert_array_equal(np.concatenate(outs), np.cumsum(a))
+
+
 # ---------------------------------------------------------------------------- nonzero layout
 def test_nonzero_layouts():
     assert _search.nonzero_layout((4, 5), (5, 1))[0] is True
@@ -628,3 +660,219 @@ def test_search_launch_arguments_match_the_kernels(launches):
     _search.searchsorted(x1, x2, out, np.dtype("float64"), False, None)
     for launch in launches:
         _check_args(*launch)
+
+
+# ---------------------------------------------------------------------------- reducers on the host
+# include/gp/reduce.cuh is plain C++17 once CUDA's qualifiers are defined away: g++ builds the
+# reducers into a library; a host driver cuts the input into `parts` partitions (some empty),
+# folds each with the kernels' chunk/fold calls, merges the partial states in a tree and
+# finalizes, so every reducer's semantics (NaN, ties, empty states, wrapping, Welford/Chan)
+# is checked against NumPy under arbitrary partitionings without a GPU.
+import ctypes  # noqa: E402
+import os  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+_HOST_PRELUDE = r"""
+#include <math.h>
+#include <string.h>
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __align__(n) alignas(n)
+static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+static inline double __longlong_as_double(long long i) { double d; memcpy(&d, &i, 8); return d; }
+static inline int __shfl_down_sync(unsigned, int v, int) { return v; }
+static inline int __shfl_up_sync(unsigned, int v, int) { return v; }
+static inline int __shfl_sync(unsigned, int v, int) { return v; }
+static inline void __syncthreads() {}
+static struct { unsigned x; } threadIdx;
+#include "gp/types.cuh"
+#include "gp/reduce.cuh"
+using namespace gp::red;
+
+// states of [lo, hi): chunks of 16 and 4 (index step 1), then single folds
+template <class R>
+static typename R::acc_t part(const R& r, const typename R::in_t* a, long lo, long hi) {
+    typename R::acc_t s = r.identity();
+    long j = lo;
+    for (; j + 16 <= (lo + hi) / 2; j += 16) {
+        typename R::in_t v[16];
+        for (int k = 0; k < 16; ++k) v[k] = a[j + k];
+        s = r.combine(s, r.template chunk<16>(v, j, 1));
+    }
+    for (; j + 4 <= hi; j += 4) {
+        typename R::in_t v[4] = {a[j], a[j + 1], a[j + 2], a[j + 3]};
+        s = r.combine(s, r.template chunk<4>(v, j, 1));
+    }
+    for (; j < hi; ++j) s = r.fold(s, a[j], j);
+    return s;
+}
+
+template <class R>
+static void run(const void* a, long n, long parts, double param, void* out) {
+    R r(param);
+    typedef typename R::acc_t A;
+    A* st = new A[parts > 0 ? parts : 1];
+    long per = parts > 0 ? (n + parts - 1) / parts : n;
+    for (long p = 0; p < parts; ++p) {
+        long lo = p * per < n ? p * per : n, hi = lo + per < n ? lo + per : n;
+        st[p] = part(r, (const typename R::in_t*)a, lo, hi);
+    }
+    for (long w = 1; w < parts; w *= 2)            // pairwise merge in index order
+        for (long p = 0; p + w < parts; p += 2 * w) st[p] = r.combine(st[p], st[p + w]);
+    *(typename R::out_t*)out = r.finalize(parts > 0 ? st[0] : r.identity(), n);
+    delete[] st;
+}
+"""
+
+_HOST_OPS = {  # name -> (reducer template, input dtypes)
+    "sum": ("op_sum<{t}, {o}, {c}>", ["bool", "int8", "int32", "int64", "uint8", "uint64", "float32",
+                                      "float64", "complex64", "complex128"]),
+    "prod": ("op_prod<{t}, {o}, {c}>", ["int8", "int64", "uint64", "float32", "float64", "complex128"]),
+    "mean": ("op_mean<{t}, {o}, {c}>", ["int32", "float32", "float64", "complex64"]),
+    "max": ("op_max<{t}>", ["bool", "int8", "uint32", "int64", "float32", "float64"]),
+    "min": ("op_min<{t}>", ["bool", "int8", "uint32", "int64", "float32", "float64"]),
+    "argmax": ("op_argmax<{t}>", ["bool", "int16", "uint64", "float32", "float64"]),
+    "argmin": ("op_argmin<{t}>", ["bool", "int16", "uint64", "float32", "float64"]),
+    "var": ("op_var<{t}, {o}, false>", ["int32", "float32", "float64"]),
+    "std": ("op_var<{t}, {o}, true>", ["float32", "float64"]),
+    "count_nonzero": ("op_count_nonzero<{t}>", ["bool", "int8", "float64", "complex64"]),
+    "all": ("op_all<{t}>", ["bool", "int32", "float32", "complex128"]),
+    "any": ("op_any<{t}>", ["bool", "int32", "float32", "complex128"]),
+}
+
+
+def _host_out_dtype(name, dt):
+    dt = np.dtype(dt)
+    if name in ("sum", "prod"):
+        return _reduce.sum_dtype(dt)
+    if name in ("mean", "var", "std"):
+        return _reduce.float_result(dt)
+    if name in ("argmax", "argmin", "count_nonzero"):
+        return np.dtype("int64")
+    if name in ("all", "any"):
+        return np.dtype("bool")
+    return dt
+
+
+@pytest.fixture(scope="module")
+def reducers(tmp_path_factory):
+    cxx = shutil.which(os.environ.get("CXX", "g++")) or shutil.which("c++")
+    if cxx is None or sys.platform != "linux":
+        pytest.skip("no C++ compiler to build the reducers on the host")
+    from gparray._kernels._registry import CTYPES
+
+    lines = [_HOST_PRELUDE]
+    for name, (tmpl, dts) in _HOST_OPS.items():
+        for dt in dts:
+            dt = np.dtype(dt)
+            o = _host_out_dtype(name, dt)
+            rd = tmpl.format(t=CTYPES[dt], o=CTYPES[o], c=CTYPES[_reduce.acc_dtype(o)])
+            lines.append(f'extern "C" void r_{name}_{dt.name}(const void* a, long n, long parts, double p, '
+                         f"void* out) {{ run<{rd}>(a, n, parts, p, out); }}")
+    d = tmp_path_factory.mktemp("reducers")
+    (d / "reducers_host.cpp").write_text("\n".join(lines) + "\n")
+    cmd = [cxx, "-std=c++17", "-O1", "-ffp-contract=off", "-fno-fast-math", "-fPIC", "-shared",
+           f"-I{_compile.INCLUDE_DIR}", str(d / "reducers_host.cpp"), "-o", str(d / "reducers_host.so")]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-4000:]
+    lib = ctypes.CDLL(str(d / "reducers_host.so"))
+
+    def call(name, a, parts, param=0.0):
+        a = np.ascontiguousarray(a)
+        out = np.zeros((), _host_out_dtype(name, a.dtype))
+        getattr(lib, f"r_{name}_{a.dtype.name}")(ctypes.c_void_p(a.ctypes.data), ctypes.c_long(a.size),
+                                                  ctypes.c_long(parts), ctypes.c_double(param),
+                                                  ctypes.c_void_p(out.ctypes.data))
+        return out[()]
+    return call
+
+
+PARTS = [1, 2, 3, 7, 64, 1000]
+
+
+def _data(dt, n, seed):
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dt)
+    if dt.kind == "b":
+        return rng.integers(0, 2, n).astype(bool)
+    if dt.kind in "iu":
+        return rng.integers(0, 100, n).astype(dt)
+    a = rng.standard_normal(n) * 10
+    if dt.kind == "c":
+        a = a + 1j * rng.standard_normal(n)
+    return a.astype(dt)
+
+
+@pytest.mark.parametrize("name", sorted(_HOST_OPS))
+@pytest.mark.parametrize("n", [0, 1, 5, 37, 1000])
+def test_host_reducers_match_numpy(reducers, name, n):
+    for dt in _HOST_OPS[name][1]:
+        a = _data(dt, n, seed=n)
+        if n and dt not in ("bool",):
+            a[::5] = 0
+        for parts in PARTS:
+            if name in ("max", "min", "argmax", "argmin") and n == 0:
+                continue
+            got = reducers(name, a, parts)
+            if name in ("sum", "prod"):
+                o = _host_out_dtype(name, dt)
+                if o.kind in "fc":
+                    ref = getattr(np, name)(a.astype(_reduce.acc_dtype(o)))
+                    np.testing.assert_allclose(got, ref, rtol=1e-6 if o in ("float32", "complex64") else 1e-12,
+                                               atol=1e-300)
+                else:
+                    assert got == getattr(np, name)(a, dtype=o), (dt, parts)
+            elif name == "mean":
+                ref = np.mean(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)) if n else np.nan
+                if n:
+                    np.testing.assert_allclose(got, ref, rtol=1e-6)
+                else:
+                    assert np.isnan(got)
+            elif name in ("var", "std"):
+                ref = np.var(a.astype(np.float64)) if n else np.nan
+                ref = np.sqrt(ref) if name == "std" else ref
+                if n:
+                    np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-12)
+                else:
+                    assert np.isnan(got)
+            elif name == "count_nonzero":
+                assert got == np.count_nonzero(a)
+            else:
+                ref = getattr(np, name)(a)
+                assert got == ref, (name, dt, parts, got, ref)
+
+
+@pytest.mark.parametrize("parts", PARTS)
+def test_host_nan_ties_and_wrapping(reducers, parts):
+    f = np.array([1.0, 3.0, np.nan, 3.0, -np.inf, np.nan, 3.0] * 5)
+    assert np.isnan(reducers("max", f, parts)) and np.isnan(reducers("min", f, parts))
+    assert np.isnan(reducers("sum", f, parts)) and np.isnan(reducers("var", f, parts))
+    assert reducers("argmax", f, parts) == 2 and reducers("argmin", f, parts) == 2
+    t = np.array([5.0, 1.0, 5.0, 1.0, 5.0] * 9)
+    assert reducers("argmax", t, parts) == 0 and reducers("argmin", t, parts) == 1
+    s = np.array([-np.inf] * 10 + [np.inf] * 3)
+    assert reducers("argmax", s, parts) == 10 and reducers("argmin", s, parts) == 0
+    assert reducers("max", s.astype(np.float32), parts) == np.inf
+    w = np.array([2**62] * 9, dtype=np.int64)
+    assert reducers("sum", w, parts) == np.sum(w) and reducers("prod", w, parts) == np.prod(w)
+    u = np.array([2**63 + 5] * 7, dtype=np.uint64)
+    assert reducers("sum", u, parts) == np.sum(u) and reducers("prod", u, parts) == np.prod(u)
+    b = np.array([True, False] * 20)
+    assert reducers("argmax", b, parts) == 0 and reducers("argmin", b, parts) == 1
+    assert reducers("sum", b, parts) == 20
+
+
+@pytest.mark.parametrize("parts", PARTS)
+def test_host_variance_of_data_with_a_large_mean(reducers, parts):
+    rng = np.random.default_rng(3)
+    a = 1e8 + rng.standard_normal(100000)
+    ref = np.var(a)
+    assert abs(reducers("var", a, parts) / ref - 1) < 1e-8
+    f = (1e4 + rng.standard_normal(100000)).astype(np.float32)
+    ref = np.var(f.astype(np.float64))
+    assert abs(reducers("var", f, parts) / ref - 1) < 1e-6
+    assert np.isnan(reducers("var", a[:3], parts, 3.0)) and np.isnan(reducers("std", a[:3], parts, 5.0))
+    np.testing.assert_allclose(reducers("var", a[:10], parts, 1.5), np.var(a[:10]) * 10 / 8.5, rtol=1e-8)
