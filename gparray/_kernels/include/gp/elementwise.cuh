@@ -272,9 +272,21 @@ __global__ void __launch_bounds__(GP_BLOCK) gp_binary_rows(TO* __restrict__ out,
     Op op;
     if (c0 + V <= C && gp::aligned_for<V>(orow + c0)) {
         gp::vec_t<TO, V> vo;
+        if (sa1 == 0 && sb1 == 1 && gp::aligned_for<V>(br + c0)) {  // row broadcast: vector loads of b
+            const CT av = gp::cast<CT>(ar[0]);
+            const gp::vec_t<TB, V> vb = *reinterpret_cast<const gp::vec_t<TB, V>*>(br + c0);
 #pragma unroll
-        for (int j = 0; j < V; ++j)
-            vo.v[j] = gp::cast<TO>(op(gp::cast<CT>(ar[(c0 + j) * sa1]), gp::cast<CT>(br[(c0 + j) * sb1])));
+            for (int j = 0; j < V; ++j) vo.v[j] = gp::cast<TO>(op(av, gp::cast<CT>(vb.v[j])));
+        } else if (sa1 == 1 && sb1 == 0 && gp::aligned_for<V>(ar + c0)) {  // column broadcast of b
+            const CT bv = gp::cast<CT>(br[0]);
+            const gp::vec_t<TA, V> va = *reinterpret_cast<const gp::vec_t<TA, V>*>(ar + c0);
+#pragma unroll
+            for (int j = 0; j < V; ++j) vo.v[j] = gp::cast<TO>(op(gp::cast<CT>(va.v[j]), bv));
+        } else {
+#pragma unroll
+            for (int j = 0; j < V; ++j)
+                vo.v[j] = gp::cast<TO>(op(gp::cast<CT>(ar[(c0 + j) * sa1]), gp::cast<CT>(br[(c0 + j) * sb1])));
+        }
         *reinterpret_cast<gp::vec_t<TO, V>*>(orow + c0) = vo;
     } else {
         for (int j = 0; j < V; ++j) {
