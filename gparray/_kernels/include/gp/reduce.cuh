@@ -307,42 +307,30 @@ struct op_var {
 };
 
 // ------------------------------------------------------------------ warp / block helpers
-// Shuffles of any trivially copyable state, word by word.
-template <class T>
-__device__ __forceinline__ T shfl_down(T v, int delta) {
+// Shuffles of any trivially copyable state, word by word (f shuffles one 32-bit word).
+template <class T, class F>
+__device__ __forceinline__ T shfl_words(T v, F f) {
     constexpr int W = (sizeof(T) + 3) / 4;
     int w[W];
     w[W - 1] = 0;
     memcpy(w, &v, sizeof(T));
 #pragma unroll
-    for (int i = 0; i < W; ++i) w[i] = __shfl_down_sync(0xffffffffu, w[i], delta);
+    for (int i = 0; i < W; ++i) w[i] = f(w[i]);
     T r;
     memcpy(&r, w, sizeof(T));
     return r;
+}
+template <class T>
+__device__ __forceinline__ T shfl_down(T v, int delta) {
+    return shfl_words(v, [delta](int x) { return __shfl_down_sync(0xffffffffu, x, delta); });
 }
 template <class T>
 __device__ __forceinline__ T shfl_up(T v, int delta) {
-    constexpr int W = (sizeof(T) + 3) / 4;
-    int w[W];
-    w[W - 1] = 0;
-    memcpy(w, &v, sizeof(T));
-#pragma unroll
-    for (int i = 0; i < W; ++i) w[i] = __shfl_up_sync(0xffffffffu, w[i], delta);
-    T r;
-    memcpy(&r, w, sizeof(T));
-    return r;
+    return shfl_words(v, [delta](int x) { return __shfl_up_sync(0xffffffffu, x, delta); });
 }
 template <class T>
 __device__ __forceinline__ T shfl_idx(T v, int src) {
-    constexpr int W = (sizeof(T) + 3) / 4;
-    int w[W];
-    w[W - 1] = 0;
-    memcpy(w, &v, sizeof(T));
-#pragma unroll
-    for (int i = 0; i < W; ++i) w[i] = __shfl_sync(0xffffffffu, w[i], src);
-    T r;
-    memcpy(&r, w, sizeof(T));
-    return r;
+    return shfl_words(v, [src](int x) { return __shfl_sync(0xffffffffu, x, src); });
 }
 
 // Combine of the 32 lanes' states in lane order; the total is valid in lane 0.
