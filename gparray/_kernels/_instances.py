@@ -58,16 +58,6 @@ def creation_instances() -> list[str]:
     return out
 
 
-def reduce_instances() -> list[str]:
-    """all/any over every input dtype."""
-    out = []
-    for op in ("all", "any"):
-        for dt in ALL:
-            for nd in (4, 16):
-                out.append(f"gp_reduce_simple<op_{op}, bool, bool, {_c(dt)}, {nd}, int>")
-    return out
-
-
 def core_elementwise_instances() -> list[str]:
     """Comparisons and logical ops used by every conformance helper, same-dtype operands."""
     out = []
@@ -108,8 +98,12 @@ def instances(include_ops: bool = False) -> dict[str, list[str]]:
     ew = copy_instances() + fill_instances() + core_elementwise_instances()
     if include_ops:
         ew = list(dict.fromkeys(ew + op_instances()))
+    from .._engine import _reduce, _scan, _search
+
     return {
         "elementwise": ew,
         "creation": creation_instances(),
-        "reduce": reduce_instances(),
+        "reduce": _reduce.instances(),
+        "scan": _scan.instances(),
+        "search": _search.instances(),
     }

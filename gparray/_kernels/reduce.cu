@@ -248,38 +248,3 @@ gp_reduce_finish(typename R::out_t* __restrict__ out, const typename R::acc_t* _
     if (GROUP == 32) acc = gp::red::warp_reduce(r, acc);
     if (lane == 0) out[o] = r.finalize(acc, nr);
 }
-
-// ------------------------------------------------------------------ legacy (all/any before
-// the engine): kept while gparray/_kernels/_instances.py still lists it; unused by _reduce.py.
-struct op_all {
-    __device__ __forceinline__ static bool identity() { return true; }
-    __device__ __forceinline__ bool operator()(bool a, bool b) const { return a && b; }
-};
-struct op_any {
-    __device__ __forceinline__ static bool identity() { return false; }
-    __device__ __forceinline__ bool operator()(bool a, bool b) const { return a || b; }
-};
-
-template <class Op, class TO, class CT, class TA, int ND, class IdxT>
-__global__ void __launch_bounds__(GP_RBLOCK) gp_reduce_simple(TO* __restrict__ out, const TA* __restrict__ a,
-                                                            gp::StridedParams<1, ND> outer,
-                                                            gp::StridedParams<1, ND> inner, IdxT n_inner) {
-    __shared__ CT smem[GP_RBLOCK];
-    Op op;
-    IdxT ooff[1];
-    gp::strided_offsets<1, ND, IdxT>(outer, static_cast<IdxT>(blockIdx.x), ooff);
-    const TA* base = a + ooff[0];
-    CT acc = Op::identity();
-    for (IdxT i = threadIdx.x; i < n_inner; i += GP_RBLOCK) {
-        IdxT ioff[1];
-        gp::strided_offsets<1, ND, IdxT>(inner, i, ioff);
-        acc = op(acc, gp::cast<CT>(base[ioff[0]]));
-    }
-    smem[threadIdx.x] = acc;
-    __syncthreads();
-    for (int s = GP_RBLOCK / 2; s > 0; s >>= 1) {
-        if (threadIdx.x < s) smem[threadIdx.x] = op(smem[threadIdx.x], smem[threadIdx.x + s]);
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) out[blockIdx.x] = gp::cast<TO>(smem[0]);
-}
