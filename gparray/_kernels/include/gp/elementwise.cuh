@@ -265,34 +265,47 @@ __global__ void __launch_bounds__(GP_BLOCK) gp_binary_rows(TO* __restrict__ out,
     const long long chunks = (C + GP_BLOCK * V - 1) / (GP_BLOCK * V);
     const long long row = static_cast<long long>(blockIdx.x) / chunks;
     if (row >= R) return;
-    const long long c0 = (static_cast<long long>(blockIdx.x) - row * chunks) * (GP_BLOCK * V) + threadIdx.x * V;
+    const long long cb = (static_cast<long long>(blockIdx.x) - row * chunks) * (GP_BLOCK * V);
     const TA* ar = a + row * sa0;
     const TB* br = b + row * sb0;
     TO* orow = out + row * C;
     Op op;
-    if (c0 + V <= C && gp::aligned_for<V>(orow + c0)) {
+    const bool full = cb + GP_BLOCK * V <= C;
+    const long long c0 = cb + threadIdx.x * V;
+    // broadcast of one operand along the row, the other contiguous: 16-byte vectors throughout
+    if (full && sa1 == 0 && sb1 == 1 && gp::aligned_for<V>(orow + cb) && gp::aligned_for<V>(br + cb)) {
+        const CT av = gp::cast<CT>(ar[0]);
+        const gp::vec_t<TB, V> vb = *reinterpret_cast<const gp::vec_t<TB, V>*>(br + c0);
         gp::vec_t<TO, V> vo;
-        if (sa1 == 0 && sb1 == 1 && gp::aligned_for<V>(br + c0)) {  // row broadcast: vector loads of b
-            const CT av = gp::cast<CT>(ar[0]);
-            const gp::vec_t<TB, V> vb = *reinterpret_cast<const gp::vec_t<TB, V>*>(br + c0);
 #pragma unroll
-            for (int j = 0; j < V; ++j) vo.v[j] = gp::cast<TO>(op(av, gp::cast<CT>(vb.v[j])));
-        } else if (sa1 == 1 && sb1 == 0 && gp::aligned_for<V>(ar + c0)) {  // column broadcast of b
-            const CT bv = gp::cast<CT>(br[0]);
-            const gp::vec_t<TA, V> va = *reinterpret_cast<const gp::vec_t<TA, V>*>(ar + c0);
-#pragma unroll
-            for (int j = 0; j < V; ++j) vo.v[j] = gp::cast<TO>(op(gp::cast<CT>(va.v[j]), bv));
-        } else {
-#pragma unroll
-            for (int j = 0; j < V; ++j)
-                vo.v[j] = gp::cast<TO>(op(gp::cast<CT>(ar[(c0 + j) * sa1]), gp::cast<CT>(br[(c0 + j) * sb1])));
-        }
+        for (int j = 0; j < V; ++j) vo.v[j] = gp::cast<TO>(op(av, gp::cast<CT>(vb.v[j])));
         *reinterpret_cast<gp::vec_t<TO, V>*>(orow + c0) = vo;
-    } else {
-        for (int j = 0; j < V; ++j) {
-            const long long c = c0 + j;
-            if (c < C) orow[c] = gp::cast<TO>(op(gp::cast<CT>(ar[c * sa1]), gp::cast<CT>(br[c * sb1])));
+        return;
+    }
+    if (full && sa1 == 1 && sb1 == 0 && gp::aligned_for<V>(orow + cb) && gp::aligned_for<V>(ar + cb)) {
+        const CT bv = gp::cast<CT>(br[0]);
+        const gp::vec_t<TA, V> va = *reinterpret_cast<const gp::vec_t<TA, V>*>(ar + c0);
+        gp::vec_t<TO, V> vo;
+#pragma unroll
+        for (int j = 0; j < V; ++j) vo.v[j] = gp::cast<TO>(op(gp::cast<CT>(va.v[j]), bv));
+        *reinterpret_cast<gp::vec_t<TO, V>*>(orow + c0) = vo;
+        return;
+    }
+    // general strides: consecutive threads take consecutive columns (coalesced per instruction),
+    // all V loads issued before the stores
+    CT xa[V], xb[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+        const long long c = cb + threadIdx.x + j * GP_BLOCK;
+        if (c < C) {
+            xa[j] = gp::cast<CT>(ar[c * sa1]);
+            xb[j] = gp::cast<CT>(br[c * sb1]);
         }
+    }
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+        const long long c = cb + threadIdx.x + j * GP_BLOCK;
+        if (c < C) orow[c] = gp::cast<TO>(op(xa[j], xb[j]));
     }
 }
 
