@@ -80,11 +80,12 @@ def _expr_heads(functor, odt, ct, in_dts):
     return f"op_{functor}, {ctype(odt)}, {ctype(ct)}, " + ", ".join(ctype(d) for d in in_dts)
 
 
-class UnaryOp:
-    """An elementwise function of one array (one table entry)."""
+class _TableOp:
+    """Shared part of the table's op objects: name, dtype category, functor, result rule,
+    docstring, and the per-dtype contiguous launch plans filled after a first checked call."""
 
     def __init__(self, name: str, category: str, functor: str, rule: str = PROMOTE, doc: str = ""):
-        self._fast = {}  # input dtype -> contiguous launch plan (filled after the first checked call)
+        self._fast = {}
         self.__name__ = self.__qualname__ = name
         self.category = category
         self.functor = functor
@@ -93,6 +94,10 @@ class UnaryOp:
 
     def __repr__(self):
         return f"<gparray elementwise function {self.__name__}>"
+
+
+class UnaryOp(_TableOp):
+    """An elementwise function of one array (one table entry)."""
 
     def __call__(self, x, /):
         if type(x) is Array:
@@ -126,19 +131,8 @@ class UnaryOp:
         return out
 
 
-class BinaryOp:
+class BinaryOp(_TableOp):
     """An elementwise function of two operands (arrays or Python scalars; one table entry)."""
-
-    def __init__(self, name: str, category: str, functor: str, rule: str = PROMOTE, doc: str = ""):
-        self._fast = {}  # (dtype1, dtype2) -> contiguous launch plan (filled after a checked call)
-        self.__name__ = self.__qualname__ = name
-        self.category = category
-        self.functor = functor
-        self.rule = rule
-        self.__doc__ = doc
-
-    def __repr__(self):
-        return f"<gparray elementwise function {self.__name__}>"
 
     def __call__(self, x1, x2, /):
         # fast path: two C-contiguous arrays of one shape on one device, dtypes seen before
