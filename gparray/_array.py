@@ -6,12 +6,10 @@ a CuPy array, a PyTorch tensor or a DLPack capsule holder) and keep it alive.
 """
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from . import _backend
-from ._device import Device, get_device, normalize_device
+from ._device import Device, normalize_device
 from ._engine import _shapes
 
 _SUPPORTED_API_VERSIONS = ("2023.12", "2024.12", "2025.12")

@@ -134,10 +134,6 @@ def _copy_to_device(x: Array, dev: Device, stream=None) -> Array:
     return out
 
 
-def _check_device_arg(device, name):
-    return normalize_device(device, name)
-
-
 # ---------------------------------------------------------------------------- asarray
 def _infer_scalar_dtype(v, name: str):
     if isinstance(v, (bool, np.bool_)):

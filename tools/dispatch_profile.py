@@ -5,7 +5,7 @@ import numpy as np
 
 import gparray as xp
 from gparray._creation import _empty
-from gparray._engine import _elementwise, _launch
+from gparray._engine import _launch
 from gparray._memory import alloc
 
 N = 20000

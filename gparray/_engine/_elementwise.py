@@ -80,6 +80,17 @@ def _plan(out, operands):
     return _shapes.merge_dims(shape, strides)
 
 
+def _merged_or_flat(out, operands):
+    """None when ``out`` and every operand can be walked as one flat contiguous run (the
+    contig kernels apply); otherwise the merged (shape, strides) for the other forms."""
+    if _all_contig(out, operands):
+        return None
+    merged = _plan(out, operands)
+    if len(merged[0]) == 1 and all(st == (1,) for st in merged[1]):
+        return None
+    return merged
+
+
 def _all_contig(out, operands) -> bool:
     if not out._is_c_contig():
         return False
@@ -108,13 +119,8 @@ def unary(op: str, x, out, ct) -> None:
     if n == 0:
         return
     head = f"op_{op}, {ctype(out._dtype)}, {ctype(ct)}, {ctype(x._dtype)}"
-    if _all_contig(out, (x,)):
-        launch(FAMILY, f"gp_unary_contig<{head}>", out._device._id,
-               contig_grid(n, out._dtype.itemsize, x._dtype.itemsize),
-               (_ptr(out._ptr), _ptr(x._ptr), _i64(n)))
-        return
-    merged = _plan(out, (x,))
-    if len(merged[0]) == 1 and merged[1][0] == (1,) and merged[1][1] == (1,):
+    merged = _merged_or_flat(out, (x,))
+    if merged is None:
         launch(FAMILY, f"gp_unary_contig<{head}>", out._device._id,
                contig_grid(n, out._dtype.itemsize, x._dtype.itemsize),
                (_ptr(out._ptr), _ptr(x._ptr), _i64(n)))
@@ -128,13 +134,8 @@ def binary(op: str, a, b, out, ct) -> None:
     if n == 0:
         return
     head = f"op_{op}, {ctype(out._dtype)}, {ctype(ct)}, {ctype(a._dtype)}, {ctype(b._dtype)}"
-    if _all_contig(out, (a, b)):
-        launch(FAMILY, f"gp_binary_contig<{head}>", out._device._id,
-               contig_grid(n, out._dtype.itemsize, a._dtype.itemsize, b._dtype.itemsize),
-               (_ptr(out._ptr), _ptr(a._ptr), _ptr(b._ptr), _i64(n)))
-        return
-    merged = _plan(out, (a, b))
-    if len(merged[0]) == 1 and all(st == (1,) for st in merged[1]):
+    merged = _merged_or_flat(out, (a, b))
+    if merged is None:
         launch(FAMILY, f"gp_binary_contig<{head}>", out._device._id,
                contig_grid(n, out._dtype.itemsize, a._dtype.itemsize, b._dtype.itemsize),
                (_ptr(out._ptr), _ptr(a._ptr), _ptr(b._ptr), _i64(n)))
@@ -197,13 +198,8 @@ def scalar(op: str, a, value, swap: bool, out, ct) -> None:
     sw = "true" if swap else "false"
     s = scalar_arg(value, ct)
     tail = f"op_{op}, {ctype(out._dtype)}, {ctype(ct)}, {ctype(a._dtype)}, {sw}"
-    if _all_contig(out, (a,)):
-        launch(FAMILY, f"gp_scalar_contig<{tail}>", out._device._id,
-               contig_grid(n, out._dtype.itemsize, a._dtype.itemsize),
-               (_ptr(out._ptr), _ptr(a._ptr), s, _i64(n)))
-        return
-    merged = _plan(out, (a,))
-    if len(merged[0]) == 1 and merged[1][0] == (1,) and merged[1][1] == (1,):
+    merged = _merged_or_flat(out, (a,))
+    if merged is None:
         launch(FAMILY, f"gp_scalar_contig<{tail}>", out._device._id,
                contig_grid(n, out._dtype.itemsize, a._dtype.itemsize),
                (_ptr(out._ptr), _ptr(a._ptr), s, _i64(n)))
@@ -223,20 +219,12 @@ def fill(dst, value) -> None:
         return
     t = ctype(dst._dtype)
     v = scalar_arg(value, dst._dtype)
-    if dst._is_c_contig():
+    merged = _merged_or_flat(dst, ())
+    if merged is None:
         launch(FAMILY, f"gp_fill_contig<{t}>", dst._device._id, contig_grid(n, dst._dtype.itemsize),
                (_ptr(dst._ptr), v, _i64(n)))
         return
-    shape, strides = _shapes.merge_dims(dst._shape, [_estrides(dst, dst._shape)])
-    if len(shape) == 1 and strides[0] == (1,):
-        launch(FAMILY, f"gp_fill_contig<{t}>", dst._device._id, contig_grid(n, dst._dtype.itemsize),
-               (_ptr(dst._ptr), v, _i64(n)))
-        return
-    nd = nd_template(len(shape))
-    idx = index_type(n, [_shapes.span_elements(shape, strides[0])])
-    prm = strided_params(shape, strides, nd)
-    launch(FAMILY, f"gp_fill_strided<{t}, {nd}, {idx}>", dst._device._id, strided_grid(n),
-           (_ptr(dst._ptr), v, prm, np.int32(n) if idx == "int" else _i64(n)))
+    _strided("fill", t, dst, (), (v,), merged)
 
 
 def where(cond, a, b, out) -> None:
@@ -246,9 +234,10 @@ def where(cond, a, b, out) -> None:
         return
     head = f"{ctype(out._dtype)}, {ctype(a._dtype)}, {ctype(b._dtype)}"
     ops = (cond, a, b)
-    if _all_contig(out, ops):
+    merged = _merged_or_flat(out, ops)
+    if merged is None:
         launch(FAMILY, f"gp_where_contig<{head}>", out._device._id,
                contig_grid(n, out._dtype.itemsize, a._dtype.itemsize, b._dtype.itemsize),
                (_ptr(out._ptr), _ptr(cond._ptr), _ptr(a._ptr), _ptr(b._ptr), _i64(n)))
         return
-    _strided("where", head, out, ops, (), _plan(out, ops))
+    _strided("where", head, out, ops, (), merged)

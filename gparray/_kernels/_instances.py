@@ -5,8 +5,6 @@ later families add theirs through ``instances(ops=...)``'s ``extra`` hooks.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ._registry import CTYPES
 
 ALL = list(CTYPES)
