@@ -87,3 +87,29 @@ def test_rows_edge_sizes():
         a, b = data((5, cols), "float64", cols), data((5, 1), "float64", cols + 1)
         same(xp.asarray(a) - xp.asarray(b), a - b)
         same(xp.asarray(a)[:, ::-1] - xp.asarray(b), a[:, ::-1] - b)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "int64", "complex64", "complex128"])
+def test_rows_vector_paths(dtype):
+    """Full chunks of gp_binary_rows: stride-2 slices read as vector pairs (also when the
+    base array ends right after the last element used), broadcasts walked down many rows,
+    rows whose start is not vector-aligned, mixed operand dtypes."""
+    f, nf = xp.add, np.add
+    for n in (2048 * 3 + 5, 8192, 40000):
+        a, b = data((2 * n - 1,), dtype, 12), data((2 * n + 2,), dtype, 13)
+        A, B = xp.asarray(a), xp.asarray(b)
+        same(f(A[::2], B[:2 * n:2]), nf(a[::2], b[:2 * n:2]))
+        same(f(A[::2], B[1:2 * n:2]), nf(a[::2], b[1:2 * n:2]))  # misaligned second operand
+        same(f(A[::2], B[2:]), nf(a[::2], b[2:]))
+    for rows, cols in ((100, 2048), (37, 4096 + 4), (64, 3001), (17, 8192)):
+        col, row = data((rows, 1), dtype, rows), data((1, cols), dtype, cols)
+        same(f(xp.asarray(col), xp.asarray(row)), nf(col, row))
+        full = data((rows, cols), dtype, 14)
+        same(f(xp.asarray(full), xp.asarray(row)), nf(full, row))
+        same(f(xp.asarray(col), xp.asarray(full)), nf(col, full))
+        wide = data((rows, 2 * cols), dtype, 15)
+        same(f(xp.asarray(wide)[:, ::2], xp.asarray(row)), nf(wide[:, ::2], row))
+        same(f(xp.asarray(wide)[:, 1::2], xp.asarray(full)), nf(wide[:, 1::2], full))
+    c32, r64 = data((50, 1), "float32", 16), data((1, 4096), "float64", 17)
+    same(xp.multiply(xp.asarray(c32), xp.asarray(r64)), np.multiply(c32, r64))
+    same(xp.subtract(xp.asarray(r64), xp.asarray(c32)), np.subtract(r64, c32))

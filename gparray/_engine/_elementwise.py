@@ -147,6 +147,9 @@ def binary(op: str, a, b, out, ct) -> None:
 
 _TILE = 32
 _GRID_LIMIT = 2**31 - 1
+ROWS_U = 2              # GP_ROWS_U: column vectors per thread in gp_binary_rows
+ROWS_MAX = 16           # most rows one gp_binary_rows block walks down
+ROWS_MIN_BLOCKS = 4096  # rows per block grow only while the grid keeps this many blocks
 
 
 def _binary_2d(op, a, b, out, ct, head, merged) -> bool:
@@ -180,13 +183,15 @@ def _binary_2d(op, a, b, out, ct, head, merged) -> bool:
                 launch(FAMILY, expr, dev, tiles, (_ptr(out._ptr), _ptr(t._ptr), _ptr(nn._ptr), _i64(R), _i64(C),
                                                   _i64(st1), _i64(n0), _i64(n1)))
                 return True
-    per_block = BLOCK * vec_width(out._dtype.itemsize)
-    grid = R * ((C + per_block - 1) // per_block)
+    tc = BLOCK * vec_width(out._dtype.itemsize) * ROWS_U
+    chunks = (C + tc - 1) // tc
+    rpb = max(1, min(ROWS_MAX, (R * chunks) // ROWS_MIN_BLOCKS))
+    grid = ((R + rpb - 1) // rpb) * chunks
     if grid > _GRID_LIMIT:
         return False
     launch(FAMILY, f"gp_binary_rows<{head}>", dev, grid,
            (_ptr(out._ptr), _ptr(a._ptr), _ptr(b._ptr), _i64(R), _i64(C), _i64(sa[0]), _i64(sa[1]),
-            _i64(sb[0]), _i64(sb[1])))
+            _i64(sb[0]), _i64(sb[1]), np.int32(rpb)))
     return True
 
 

@@ -20,7 +20,9 @@
 #include "gp/reduce.cuh"
 
 #define GP_RBLOCK 256
+#ifndef GP_RUNROLL
 #define GP_RUNROLL 4
+#endif
 
 namespace gp {
 namespace red {
@@ -82,7 +84,7 @@ gp_reduce_inner(typename R::out_t* __restrict__ out, typename R::acc_t* __restri
     const TA* base = a + koff[0];
     const IdxT j0 = s * seg;
     const IdxT j1 = nr - j0 < seg ? nr : j0 + seg;
-    A acc = r.identity();
+    typename R::thread_t t = r.tstart();
     if (CONTIG) {
         constexpr int V = gp::vec_width<TA>::value;
         typedef gp::vec_t<TA, V> VT;
@@ -90,7 +92,7 @@ gp_reduce_inner(typename R::out_t* __restrict__ out, typename R::acc_t* __restri
         IdxT n = j1 - j0;
         IdxT head = static_cast<IdxT>((V - (reinterpret_cast<unsigned long long>(p) / sizeof(TA)) % V) % V);
         if (head > n) head = n;
-        if (lane < head) acc = r.fold(acc, p[lane], static_cast<long long>(j0 + lane));
+        if (lane < head) t = r.tfold(t, p[lane], static_cast<long long>(j0 + lane));
         p += head;
         const IdxT jb = j0 + head;
         n -= head;
@@ -101,24 +103,18 @@ gp_reduce_inner(typename R::out_t* __restrict__ out, typename R::acc_t* __restri
             VT v[U];
 #pragma unroll
             for (int u = 0; u < U; ++u) v[u] = pv[k + u * GROUP];
-            if constexpr (R::indexed || U * V > 16) {
+            TA all[U * V];
 #pragma unroll
-                for (int u = 0; u < U; ++u)
-                    acc = r.combine(acc, r.template chunk<V>(v[u].v, static_cast<long long>(jb + (k + u * GROUP) * V), 1));
-            } else {  // one state for all U * V <= 16 values (one Welford merge, not U)
-                TA all[U * V];
+            for (int u = 0; u < U; ++u)
 #pragma unroll
-                for (int u = 0; u < U; ++u)
-#pragma unroll
-                    for (int e = 0; e < V; ++e) all[u * V + e] = v[u].v[e];
-                acc = r.combine(acc, r.template chunk<U * V>(all, 0, 0));
-            }
+                for (int e = 0; e < V; ++e) all[u * V + e] = v[u].v[e];
+            t = r.template tchunk_uv<U, V>(t, all, static_cast<long long>(jb + k * V), static_cast<long long>(GROUP) * V);
         }
         for (; k < nv; k += GROUP) {
             const VT v = pv[k];
-            acc = r.combine(acc, r.template chunk<V>(v.v, static_cast<long long>(jb + k * V), 1));
+            t = r.template tchunk<V>(t, v.v, static_cast<long long>(jb + k * V), 1);
         }
-        for (IdxT t = nv * V + lane; t < n; t += GROUP) acc = r.fold(acc, p[t], static_cast<long long>(jb + t));
+        for (IdxT q = nv * V + lane; q < n; q += GROUP) t = r.tfold(t, p[q], static_cast<long long>(jb + q));
     } else {
         gp::red::cursor<ND, IdxT> c(red, r0, rs0);
         IdxT j = j0 + lane;
@@ -133,9 +129,10 @@ gp_reduce_inner(typename R::out_t* __restrict__ out, typename R::acc_t* __restri
                 }
 #pragma unroll
             for (int u = 0; u < U; ++u)
-                if (j + u * GROUP < j1) acc = r.fold(acc, v[u], static_cast<long long>(j + u * GROUP));
+                if (j + u * GROUP < j1) t = r.tfold(t, v[u], static_cast<long long>(j + u * GROUP));
         }
     }
+    A acc = r.tfinish(t);
     if (GROUP == 32) {
         acc = gp::red::warp_reduce(r, acc);
     } else {
@@ -173,9 +170,9 @@ gp_reduce_outer(typename R::out_t* __restrict__ out, typename R::acc_t* __restri
     const IdxT b = static_cast<IdxT>(blockIdx.x % bx);
     const IdxT o = (b * TX + tx) * VO;
     const bool active = o < n_out;
-    A acc[VO];
+    typename R::thread_t t[VO];
 #pragma unroll
-    for (int c = 0; c < VO; ++c) acc[c] = r.identity();
+    for (int c = 0; c < VO; ++c) t[c] = r.tstart();
     if (active) {
         IdxT koff[1];
         gp::strided_offsets<1, ND, IdxT>(kept, o, koff);
@@ -197,16 +194,19 @@ gp_reduce_outer(typename R::out_t* __restrict__ out, typename R::acc_t* __restri
                 TA col[U];
 #pragma unroll
                 for (int u = 0; u < U; ++u) col[u] = v[u].v[c];
-                acc[c] = r.combine(acc[c], r.template chunk<U>(col, static_cast<long long>(j), TY));
+                t[c] = r.template tchunk<U>(t[c], col, static_cast<long long>(j), TY);
             }
         }
         for (; j < j1; j += TY) {
             const VT v = *reinterpret_cast<const VT*>(base + cur.offset());
             cur.advance(TY);
 #pragma unroll
-            for (int c = 0; c < VO; ++c) acc[c] = r.fold(acc[c], v.v[c], static_cast<long long>(j));
+            for (int c = 0; c < VO; ++c) t[c] = r.tfold(t[c], v.v[c], static_cast<long long>(j));
         }
     }
+    A acc[VO];
+#pragma unroll
+    for (int c = 0; c < VO; ++c) acc[c] = r.tfinish(t[c]);
     if (TY > 1) {  // combine the TY partial states of each output column in shared memory
         A* sm = slots.ptr();
 #pragma unroll

@@ -9,7 +9,9 @@
 #ifndef GP_BLOCK
 #define GP_BLOCK 256
 #endif
+#ifndef GP_UNROLL
 #define GP_UNROLL 2
+#endif
 #define GP_STRIDED_ITEMS 4
 
 namespace gp {
@@ -255,57 +257,110 @@ __global__ void __launch_bounds__(GP_BLOCK) gp_where_strided(TO* __restrict__ ou
 
 // ------------------------------------------- binary, 2-d "rows" form (no div/mod per element)
 // out is a C-contiguous (R, C) matrix; a and b are read through element strides
-// (sa0, sa1), (sb0, sb1), which may be 0 (broadcast), negative or > 1 (slices). One block
-// covers GP_BLOCK * V consecutive columns of one row; stores are 16-byte vectors.
+// (sa0, sa1), (sb0, sb1), which may be 0 (broadcast), negative or > 1 (slices). A block
+// covers GP_ROWS_U * GP_BLOCK * V consecutive columns of `rpb` consecutive rows; a thread
+// owns GP_ROWS_U vectors of V columns and walks down the rows, reloading an operand only
+// when it changes from row to row (a row-broadcast operand stays in registers). Inner
+// strides 0, 1 and 2 use 16-byte vector accesses (stride 2: two vectors, even elements);
+// other strides, partial chunks and misaligned rows take a per-element path.
+#ifndef GP_ROWS_U
+#define GP_ROWS_U 2
+#endif
+
+namespace gp {
+
+// V values of p[0], p[s], ..., p[(V - 1) s] as CT; s in {0, 1, 2}, p aligned for vectors.
+template <class CT, class T, int V>
+__device__ __forceinline__ void load_run(CT (&x)[V], const T* p, long long s) {
+    typedef vec_t<T, V> VT;
+    if (s == 1) {
+        const VT v = *reinterpret_cast<const VT*>(p);
+#pragma unroll
+        for (int j = 0; j < V; ++j) x[j] = cast<CT>(v.v[j]);
+    } else if (s == 0) {
+        const CT v = cast<CT>(*p);
+#pragma unroll
+        for (int j = 0; j < V; ++j) x[j] = v;
+    } else {
+        const VT v0 = reinterpret_cast<const VT*>(p)[0];
+        const VT v1 = reinterpret_cast<const VT*>(p)[1];
+#pragma unroll
+        for (int j = 0; 2 * j < V; ++j) x[j] = cast<CT>(v0.v[2 * j]);
+#pragma unroll
+        for (int j = 0; 2 * j < V; ++j) x[(V + 1) / 2 + j] = cast<CT>(v1.v[2 * j]);
+    }
+}
+
+// The row run starting at p with inner stride s can be read by load_run. Stride 2 reads the
+// odd element after the last one used; it stays inside that element's aligned 16-byte
+// vector (never another page), so it is allowed only when one vector is <= 16 bytes.
+template <int V, class T>
+__device__ __forceinline__ bool run_ok(const T* p, long long s) {
+    return s == 0 || ((s == 1 || (s == 2 && V % 2 == 0 && V * sizeof(T) <= 16)) && aligned_for<V>(p));
+}
+
+}  // namespace gp
+
 template <class Op, class TO, class CT, class TA, class TB>
 __global__ void __launch_bounds__(GP_BLOCK) gp_binary_rows(TO* __restrict__ out, const TA* __restrict__ a,
                                                          const TB* __restrict__ b, long long R, long long C,
-                                                         long long sa0, long long sa1, long long sb0, long long sb1) {
+                                                         long long sa0, long long sa1, long long sb0, long long sb1,
+                                                         int rpb) {
     constexpr int V = gp::vec_width<TO>::value;
-    const long long chunks = (C + GP_BLOCK * V - 1) / (GP_BLOCK * V);
-    const long long row = static_cast<long long>(blockIdx.x) / chunks;
-    if (row >= R) return;
-    const long long cb = (static_cast<long long>(blockIdx.x) - row * chunks) * (GP_BLOCK * V);
-    const TA* ar = a + row * sa0;
-    const TB* br = b + row * sb0;
-    TO* orow = out + row * C;
+    constexpr int U = GP_ROWS_U;
+    constexpr long long TC = static_cast<long long>(GP_BLOCK) * V * U;
+    const long long chunks = (C + TC - 1) / TC;
+    const long long rb = static_cast<long long>(blockIdx.x) / chunks;
+    const long long cb = (static_cast<long long>(blockIdx.x) - rb * chunks) * TC;
+    const long long r0 = rb * rpb;
+    const long long r1 = R - r0 < rpb ? R : r0 + rpb;
+    const bool full = cb + TC <= C;
     Op op;
-    const bool full = cb + GP_BLOCK * V <= C;
-    const long long c0 = cb + threadIdx.x * V;
-    // broadcast of one operand along the row, the other contiguous: 16-byte vectors throughout
-    if (full && sa1 == 0 && sb1 == 1 && gp::aligned_for<V>(orow + cb) && gp::aligned_for<V>(br + cb)) {
-        const CT av = gp::cast<CT>(ar[0]);
-        const gp::vec_t<TB, V> vb = *reinterpret_cast<const gp::vec_t<TB, V>*>(br + c0);
-        gp::vec_t<TO, V> vo;
+    CT xa[U][V], xb[U][V];
+    bool have_a = false, have_b = false;
+    for (long long r = r0; r < r1; ++r) {
+        const TA* ar = a + r * sa0;
+        const TB* br = b + r * sb0;
+        TO* orow = out + r * C;
+        if (full && gp::aligned_for<V>(orow + cb) && gp::run_ok<V>(ar + cb * sa1, sa1) &&
+            gp::run_ok<V>(br + cb * sb1, sb1)) {
+            if (!have_a || sa0 != 0) {
 #pragma unroll
-        for (int j = 0; j < V; ++j) vo.v[j] = gp::cast<TO>(op(av, gp::cast<CT>(vb.v[j])));
-        *reinterpret_cast<gp::vec_t<TO, V>*>(orow + c0) = vo;
-        return;
-    }
-    if (full && sa1 == 1 && sb1 == 0 && gp::aligned_for<V>(orow + cb) && gp::aligned_for<V>(ar + cb)) {
-        const CT bv = gp::cast<CT>(br[0]);
-        const gp::vec_t<TA, V> va = *reinterpret_cast<const gp::vec_t<TA, V>*>(ar + c0);
-        gp::vec_t<TO, V> vo;
+                for (int u = 0; u < U; ++u)
+                    gp::load_run(xa[u], ar + (cb + static_cast<long long>(u * GP_BLOCK + threadIdx.x) * V) * sa1, sa1);
+                have_a = true;
+            }
+            if (!have_b || sb0 != 0) {
 #pragma unroll
-        for (int j = 0; j < V; ++j) vo.v[j] = gp::cast<TO>(op(gp::cast<CT>(va.v[j]), bv));
-        *reinterpret_cast<gp::vec_t<TO, V>*>(orow + c0) = vo;
-        return;
-    }
-    // general strides: consecutive threads take consecutive columns (coalesced per instruction),
-    // all V loads issued before the stores
-    CT xa[V], xb[V];
+                for (int u = 0; u < U; ++u)
+                    gp::load_run(xb[u], br + (cb + static_cast<long long>(u * GP_BLOCK + threadIdx.x) * V) * sb1, sb1);
+                have_b = true;
+            }
 #pragma unroll
-    for (int j = 0; j < V; ++j) {
-        const long long c = cb + threadIdx.x + j * GP_BLOCK;
-        if (c < C) {
-            xa[j] = gp::cast<CT>(ar[c * sa1]);
-            xb[j] = gp::cast<CT>(br[c * sb1]);
+            for (int u = 0; u < U; ++u) {
+                gp::vec_t<TO, V> vo;
+#pragma unroll
+                for (int j = 0; j < V; ++j) vo.v[j] = gp::cast<TO>(op(xa[u][j], xb[u][j]));
+                reinterpret_cast<gp::vec_t<TO, V>*>(orow + cb)[u * GP_BLOCK + threadIdx.x] = vo;
+            }
+        } else {
+            // consecutive threads take consecutive columns (coalesced per instruction),
+            // all loads issued before the stores
+            CT ya[U * V], yb[U * V];
+#pragma unroll
+            for (int j = 0; j < U * V; ++j) {
+                const long long c = cb + threadIdx.x + j * GP_BLOCK;
+                if (c < C) {
+                    ya[j] = gp::cast<CT>(ar[c * sa1]);
+                    yb[j] = gp::cast<CT>(br[c * sb1]);
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < U * V; ++j) {
+                const long long c = cb + threadIdx.x + j * GP_BLOCK;
+                if (c < C) orow[c] = gp::cast<TO>(op(ya[j], yb[j]));
+            }
         }
-    }
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-        const long long c = cb + threadIdx.x + j * GP_BLOCK;
-        if (c < C) orow[c] = gp::cast<TO>(op(xa[j], xb[j]));
     }
 }
 

@@ -10,6 +10,12 @@
 //   acc_t chunk<K>(const in_t (&v)[K], j, dj)  state of K loaded elements at j, j + dj, ...
 //   indexed                                    map() uses j (argmax/argmin)
 //   out_t finalize(acc_t a, long long n)       result from the state of n elements
+// and, for the loop of one thread (defaults in `base`: thread_t = acc_t):
+//   thread_t tstart()                           empty per-thread state
+//   thread_t tchunk<K>(t, v[K], j, dj)          add K loaded elements at j, j + dj, ...
+//   thread_t tchunk_uv<U, V>(t, v[U*V], j, du)  add U runs of V elements at j + u*du + e
+//   thread_t tfold(t, v, j)                     add one element
+//   acc_t tfinish(thread_t t)                   the state to combine across threads
 // Accumulators: float32/float64 -> double, complex -> complex128, integers -> 64-bit of
 // the same signedness (wrapping, so the final cast gives NumPy's modular result).
 #pragma once
@@ -69,8 +75,28 @@ __device__ __forceinline__ A tree(const R& r, A (&t)[K]);
 template <class D, class TA, class A>
 struct base {
     static constexpr bool indexed = false;  // map() ignores j: chunks may mix index runs
+    typedef A thread_t;
     __device__ __forceinline__ const D& self() const { return static_cast<const D&>(*this); }
     __device__ __forceinline__ A fold(A a, TA v, long long j) const { return self().combine(a, self().map(v, j)); }
+    __device__ __forceinline__ A tstart() const { return self().identity(); }
+    __device__ __forceinline__ A tfold(A t, TA v, long long j) const { return self().fold(t, v, j); }
+    __device__ __forceinline__ A tfinish(A t) const { return t; }
+    template <int K>
+    __device__ __forceinline__ A tchunk(A t, const TA (&v)[K], long long j, long long dj) const {
+        return self().combine(t, self().template chunk<K>(v, j, dj));
+    }
+    template <int U, int V>
+    __device__ __forceinline__ A tchunk_uv(A t, const TA (&v)[U * V], long long j, long long du) const {
+        if constexpr (!D::indexed) return self().combine(t, self().template chunk<U * V>(v, j, 0));
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            TA w[V];
+#pragma unroll
+            for (int e = 0; e < V; ++e) w[e] = v[u * V + e];
+            t = self().combine(t, self().template chunk<V>(w, j + u * du, 1));
+        }
+        return t;
+    }
     // pairwise (a tree of depth log2 K: short dependency chains, small rounding error)
     template <int K>
     __device__ __forceinline__ A chunk(const TA (&v)[K], long long j, long long dj) const {
@@ -219,6 +245,20 @@ struct op_arg : base<op_arg<TA, MAX>, TA, arg_t<TA>> {
             }
         return map(best, j + bk * dj);
     }
+    // U runs of V elements (run u starts at j + u * du, du >= V): values compared first, one
+    // combine with the thread's state
+    template <int U, int V>
+    __device__ __forceinline__ acc_t tchunk_uv(acc_t t, const TA (&v)[U * V], long long j, long long du) const {
+        TA best = v[0];
+        int bk = 0;
+#pragma unroll
+        for (int k = 1; k < U * V; ++k)
+            if (better(v[k], best)) {
+                best = v[k];
+                bk = k;
+            }
+        return combine(t, map(best, j + (bk / V) * du + bk % V));
+    }
     __device__ __forceinline__ long long finalize(acc_t a, long long) const { return a.i; }
 };
 template <class TA> using op_argmax = op_arg<TA, true>;
@@ -251,18 +291,30 @@ struct op_logical : base<op_logical<TA, ALL>, TA, bool> {
 template <class TA> using op_all = op_logical<TA, true>;
 template <class TA> using op_any = op_logical<TA, false>;
 
-// var / std: Welford/Chan states (count, mean, sum of squared deviations) in double.
-// A loaded chunk of K elements becomes one state through its own mean (no division per
-// element); states merge with Chan's formula, so a large mean never cancels catastrophically.
+// var / std: Welford/Chan states (count, mean, sum of squared deviations) in double; states
+// merge with Chan's formula, so a large mean never cancels catastrophically.
+// One thread's loop keeps shifted sums instead (no division per element or chunk): a chunk
+// of K loaded values is shifted by its own first value in the input's precision (float32
+// stays float32: s1 = sum(x - x0), s2 = sum((x - x0)^2), pairwise), which bounds the
+// chunk's rounding by its own spread; the chunk then adds to double sums about the thread's
+// first value C: S1 += K (m - C), S2 += M2_chunk + K (m - C)^2 (parallel axes).
 struct welford_t {
     double n, mean, m2;
 };
+struct var_thread_t {
+    double n, c, s1, s2;
+};
+
+template <class TA> struct var_ct { typedef double type; };
+template <> struct var_ct<float> { typedef float type; };
 
 template <class TA, class TO, bool STD>
 struct op_var {
     typedef TA in_t;
     typedef TO out_t;
     typedef welford_t acc_t;
+    typedef var_thread_t thread_t;
+    typedef typename var_ct<TA>::type F;
     static constexpr bool indexed = false;
     double corr;
     __device__ explicit op_var(double c) : corr(c) {}
@@ -278,26 +330,49 @@ struct op_var {
         const double f = b.n / n;
         return welford_t{n, a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f};
     }
-    __device__ __forceinline__ welford_t fold(welford_t a, TA v, long long) const {
-        const double x = cast<double>(v);
-        const double n = a.n + 1.0;
-        const double d = x - a.mean;
-        const double mean = a.mean + d / n;
-        return welford_t{n, mean, a.m2 + d * (x - mean)};
-    }
+    __device__ __forceinline__ welford_t fold(welford_t a, TA v, long long j) const { return combine(a, map(v, j)); }
     template <int K>
     __device__ __forceinline__ welford_t chunk(const TA (&v)[K], long long, long long) const {
-        double x[K], t[K];
-#pragma unroll
-        for (int k = 0; k < K; ++k) t[k] = x[k] = cast<double>(v[k]);
-        const double m = tree(plus(), t) * (1.0 / K);
-#pragma unroll
-        for (int k = 0; k < K; ++k) t[k] = (x[k] - m) * (x[k] - m);
-        return welford_t{static_cast<double>(K), m, tree(plus(), t)};
+        return tfinish(tchunk<K>(tstart(), v, 0, 0));
+    }
+    // thread loop
+    __device__ __forceinline__ thread_t tstart() const { return thread_t{0.0, 0.0, 0.0, 0.0}; }
+    __device__ __forceinline__ thread_t tfold(thread_t t, TA v, long long) const {
+        const double x = cast<double>(v);
+        if (t.n == 0.0) t.c = x;
+        const double d = x - t.c;
+        return thread_t{t.n + 1.0, t.c, t.s1 + d, t.s2 + d * d};
     }
     struct plus {
-        __device__ __forceinline__ double combine(double a, double b) const { return a + b; }
+        __device__ __forceinline__ F combine(F a, F b) const { return a + b; }
     };
+    template <int K>
+    __device__ __forceinline__ thread_t tchunk(thread_t t, const TA (&v)[K], long long, long long) const {
+        const F x0 = cast<F>(v[0]);
+        F d1[K], d2[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const F d = cast<F>(v[k]) - x0;
+            d1[k] = d;
+            d2[k] = d * d;
+        }
+        const double s1 = static_cast<double>(tree(plus(), d1));
+        const double s2 = static_cast<double>(tree(plus(), d2));
+        const double x0d = static_cast<double>(x0);
+        if (t.n == 0.0) t.c = x0d;
+        const double dm = (x0d - t.c) + s1 * (1.0 / K);  // chunk mean - C
+        const double m2 = s2 - s1 * s1 * (1.0 / K);
+        return thread_t{t.n + K, t.c, t.s1 + K * dm, t.s2 + (m2 > 0.0 ? m2 : 0.0) + K * dm * dm};
+    }
+    template <int U, int V>
+    __device__ __forceinline__ thread_t tchunk_uv(thread_t t, const TA (&v)[U * V], long long, long long) const {
+        return tchunk<U * V>(t, v, 0, 0);
+    }
+    __device__ __forceinline__ welford_t tfinish(thread_t t) const {
+        if (t.n == 0.0) return identity();
+        const double m2 = t.s2 - t.s1 * t.s1 / t.n;
+        return welford_t{t.n, t.c + t.s1 / t.n, m2 > 0.0 ? m2 : 0.0};
+    }
     __device__ __forceinline__ TO finalize(welford_t a, long long) const {
         const double dof = a.n - corr;
         double r = dof > 0.0 ? a.m2 / dof : __longlong_as_double(0x7ff8000000000000ull);

@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Sweeps of kernel tunables on the device, against PyTorch in the same run.
+
+    python3 tools/tune.py [--groups elementwise,rows,reduce] [--json PATH] [--repeat N]
+
+Not the benchmark of record (bench/bench.py is): this script rebuilds kernels with other
+compile-time constants (GP_UNROLL, GP_BLOCK, GP_ROWS_U, GP_RUNROLL) and patches the
+planners' module constants, times each variant with CUDA events (median), and prints one
+line per (case, variant) with the ratio to PyTorch's time. Results inform the defaults in
+include/gp/*.cuh and gparray/_engine/*.py.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import statistics
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, REPO)
+
+import numpy as np  # noqa: E402
+
+N = 1 << 28
+M = 16384
+results: list[dict] = []
+
+
+def timeit(fn, warmup=3, repeat=20):
+    import cupy as cp
+    for _ in range(warmup):
+        fn()
+    cp.cuda.Device().synchronize()
+    times = []
+    for _ in range(repeat):
+        s, e = cp.cuda.Event(), cp.cuda.Event()
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(cp.cuda.get_elapsed_time(s, e))
+    return statistics.median(times)
+
+
+def torch_time(fn, repeat):
+    import torch
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeat):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    return statistics.median(times)
+
+
+def report(group, case, variant, ms, ref_ms, nbytes):
+    row = {"group": group, "case": case, "variant": variant, "ms": ms, "torch_ms": ref_ms,
+           "ratio": ms / ref_ms if ref_ms else None, "GBps": nbytes / ms / 1e6 if nbytes else None}
+    results.append(row)
+    print(f"{group:12s} {case:22s} {variant:34s} {ms:8.4f} ms  torch {ref_ms:8.4f}  "
+          f"ratio {row['ratio']:.3f}  {row['GBps'] or 0:7.0f} GB/s", flush=True)
+
+
+def build(family, exprs, extra):
+    """Compile ``exprs`` of ``family`` with extra NVRTC options; {expr: cupy Function}."""
+    import cupy as cp
+    from gparray._kernels import _compile, _registry
+    old = _compile.OPTIONS
+    _compile.OPTIONS = old + tuple(extra)
+    try:
+        cubin, mapping = _compile.nvrtc_compile(family, exprs, _registry.device_arch(0))
+    finally:
+        _compile.OPTIONS = old
+    mod = cp.cuda.function.Module()
+    mod.load(cubin)
+    build.keep.append(mod)
+    return {e: mod.get_function(mapping[e]) for e in exprs}
+
+
+build.keep = []
+
+
+def group_elementwise(repeat):
+    import cupy as cp
+    import torch
+    a = cp.random.default_rng(1).standard_normal(N, dtype=cp.float32)
+    b = cp.random.default_rng(2).standard_normal(N, dtype=cp.float32)
+    out = cp.empty_like(a)
+    c = cp.empty(N, dtype=cp.bool_)
+    ta, tb = torch.from_dlpack(a), torch.from_dlpack(b)
+    refs = {"copy": torch_time(lambda: ta.clone(), repeat), "add": torch_time(lambda: ta + tb, repeat),
+            "exp": torch_time(lambda: torch.exp(ta), repeat),
+            "where": torch_time(lambda: torch.where(ta > 0, ta, tb), repeat)}
+    exprs = {"copy": "gp_unary_contig<op_identity, float, float, float>",
+             "add": "gp_binary_contig<op_add, float, float, float, float>",
+             "exp": "gp_unary_contig<op_exp, float, float, float>",
+             "gt": "gp_scalar_contig<op_greater, bool, float, float, false>",
+             "where": "gp_where_contig<float, float, float>"}
+    n64 = np.int64(N)
+    for unroll, block in itertools.product((1, 2, 4, 8), (128, 256, 512)):
+        fns = build("elementwise", list(exprs.values()), [f"-DGP_UNROLL={unroll}", f"-DGP_BLOCK={block}"])
+        f = {k: fns[e] for k, e in exprs.items()}
+        grid = ((N + block * 4 * unroll - 1) // (block * 4 * unroll),)
+        blk = (block,)
+        calls = {
+            "copy": lambda: f["copy"](grid, blk, (out, a, n64)),
+            "add": lambda: f["add"](grid, blk, (out, a, b, n64)),
+            "exp": lambda: f["exp"](grid, blk, (out, a, n64)),
+            "where": lambda: (f["gt"](grid, blk, (c, a, np.float32(0), n64)),
+                              f["where"](grid, blk, (out, c, a, b, n64))),
+        }
+        nbytes = {"copy": 8 * N, "add": 12 * N, "exp": 8 * N, "where": 18 * N}
+        for k, fn in calls.items():
+            report("elementwise", k, f"unroll={unroll} block={block}", timeit(fn, repeat=repeat), refs[k], nbytes[k])
+    ref = torch.exp(ta)
+    f = build("elementwise", [exprs["exp"]], [])[exprs["exp"]]
+    f(((N + 2047) // 2048,), (256,), (out, a, n64))
+    print("exp max |diff| vs torch:", float(cp.abs(out - cp.from_dlpack(ref)).max()))
+
+
+def group_rows(repeat):
+    import cupy as cp
+    import torch
+    col = cp.random.default_rng(3).standard_normal((M, 1), dtype=cp.float32)
+    row = cp.random.default_rng(4).standard_normal((1, M), dtype=cp.float32)
+    a = cp.random.default_rng(1).standard_normal(N, dtype=cp.float32)
+    b = cp.random.default_rng(2).standard_normal(N, dtype=cp.float32)
+    tcol, trow, ta, tb = (torch.from_dlpack(x) for x in (col, row, a, b))
+    ref_outer = torch_time(lambda: tcol + trow, repeat)
+    ref_slice = torch_time(lambda: ta[::2] + tb[::2], repeat)
+    out2 = cp.empty((M, M), cp.float32)
+    out1 = cp.empty(N // 2, cp.float32)
+    expr = "gp_binary_rows<op_add, float, float, float, float>"
+    i64 = np.int64
+    for u in (1, 2, 4):
+        fn = build("elementwise", [expr], [f"-DGP_ROWS_U={u}"])[expr]
+        tc = 256 * 4 * u
+        chunks = (M + tc - 1) // tc
+        for rpb in (1, 4, 8, 16, 32, 64):
+            grid = (((M + rpb - 1) // rpb) * chunks,)
+            args = (out2, col, row, i64(M), i64(M), i64(1), i64(0), i64(0), i64(1), np.int32(rpb))
+            report("rows", "col+row", f"U={u} rpb={rpb}", timeit(lambda: fn(grid, (256,), args), repeat=repeat),
+                   ref_outer, 4 * M * M + 8 * M)
+        if u == 2:
+            assert bool(cp.all(out2 == col + row)), "rows kernel: wrong col+row"
+        C = N // 2
+        grid = ((C + tc - 1) // tc,)
+        args = (out1, a, b, i64(1), i64(C), i64(0), i64(2), i64(0), i64(2), np.int32(1))
+        report("rows", "a[::2]+b[::2]", f"U={u}", timeit(lambda: fn(grid, (256,), args), repeat=repeat),
+               ref_slice, 4 * N + 4 * N + 2 * N)
+        if u == 2:
+            assert bool(cp.all(out1 == a[::2] + b[::2])), "rows kernel: wrong slices"
+
+
+def group_reduce(repeat):
+    import cupy as cp
+    import torch
+    import gparray as xp
+    from gparray._engine import _launch, _reduce
+    from gparray._kernels import _compile, _registry
+    a_cp = cp.random.default_rng(1).standard_normal(N, dtype=cp.float32)
+    m_cp = a_cp.reshape(M, M)
+    ta, tm = torch.from_dlpack(a_cp), torch.from_dlpack(m_cp)
+    a, m = xp.from_dlpack(a_cp), xp.from_dlpack(m_cp)
+    cases = {
+        "sum all": (lambda: xp.sum(a), lambda: torch.sum(ta), 4 * N),
+        "sum axis=1": (lambda: xp.sum(m, axis=1), lambda: torch.sum(tm, dim=1), 4 * N),
+        "sum axis=0": (lambda: xp.sum(m, axis=0), lambda: torch.sum(tm, dim=0), 4 * N),
+        "argmax axis=1": (lambda: xp.argmax(m, axis=1), lambda: torch.argmax(tm, dim=1), 4 * N),
+        "var all": (lambda: xp.var(a), lambda: torch.var(ta, correction=0), 4 * N),
+    }
+    refs = {k: torch_time(t, repeat) for k, (_, t, _) in cases.items()}
+    base_opts = _compile.OPTIONS
+    defaults = (_reduce.BLOCKS_PER_SM, _reduce.INNER_WARP_MAX, _reduce.OUTER_TX_MAX)
+    for runroll, bps, warp_max, txm in itertools.product((4, 8), (4, 8, 16), (2048, 1 << 30), (32, 64)):
+        if warp_max != 2048 and txm != 64:
+            continue
+        _compile.OPTIONS = base_opts + (f"-DGP_RUNROLL={runroll}",)
+        _reduce.BLOCKS_PER_SM, _reduce.INNER_WARP_MAX, _reduce.OUTER_TX_MAX = bps, warp_max, txm
+        _reduce.plan.cache_clear()
+        _reduce._packed.cache_clear()
+        _registry.clear_memo()
+        _launch._kernels.clear()
+        variant = f"U={runroll} bps={bps} warp_max={warp_max} txm={txm}"
+        for k, (g, t, nb) in cases.items():
+            if warp_max != 2048 and k not in ("sum axis=1", "argmax axis=1"):
+                continue
+            if txm != 64 and k != "sum axis=0":
+                continue
+            got = cp.from_dlpack(g())
+            want = cp.from_dlpack(t())
+            if k.startswith("argmax"):
+                ok = bool(cp.all(got == want))
+            else:
+                ok = bool(cp.allclose(got.astype(cp.float64), want.astype(cp.float64), rtol=1e-4, atol=1e-3))
+            if not ok:
+                print(f"MISMATCH {k} {variant}", flush=True)
+            report("reduce", k, variant, timeit(g, repeat=repeat), refs[k], nb)
+    _compile.OPTIONS = base_opts
+    _reduce.BLOCKS_PER_SM, _reduce.INNER_WARP_MAX, _reduce.OUTER_TX_MAX = defaults
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--groups", default="elementwise,rows,reduce")
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--repeat", type=int, default=20)
+    args = ap.parse_args(argv)
+    for g in args.groups.split(","):
+        try:
+            globals()[f"group_{g}"](args.repeat)
+        except Exception as exc:  # keep the other groups going
+            import traceback
+            traceback.print_exc()
+            print(f"group {g} failed: {exc}", flush=True)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=1)
+    # best variant per case
+    best = {}
+    for r in results:
+        key = (r["group"], r["case"])
+        if key not in best or r["ms"] < best[key]["ms"]:
+            best[key] = r
+    print("\nbest per case:")
+    for (g, c), r in best.items():
+        print(f"  {g:12s} {c:22s} {r['variant']:34s} ratio {r['ratio']:.3f} ({r['ms']:.4f} ms)")
+
+
+if __name__ == "__main__":
+    main()
