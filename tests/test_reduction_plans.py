@@ -30,6 +30,7 @@ def test_whole_array_is_one_contiguous_row_cut_into_blocks():
     assert (p.strategy, p.group, p.contig, p.n_out) == ("inner", 256, True, 1)
     assert p.splits == _reduce.BLOCKS_PER_SM * SMS and p.grid == p.splits
     assert p.seg * p.splits >= 2**28 and p.seg % 16 == 0
+    assert p.ileave  # the splits sweep the array together, tile by tile
     assert p.finish == (32, 1, p.splits, 1)
     assert p.idx == "int"
     # the same for any C-contiguous shape reduced over every axis
@@ -42,9 +43,15 @@ def test_small_whole_array_is_not_split():
     assert (p.strategy, p.group, p.contig, p.splits, p.finish, p.grid) == ("inner", 32, True, 1, (), 1)
 
 
-def test_rows_get_a_block_each():
+def test_many_long_rows_get_a_warp_each():
+    # enough rows to fill every SM with warps: a warp streams each row (no block barrier)
     p = _plan((16384, 16384), (1,))
-    assert (p.strategy, p.group, p.contig, p.splits, p.grid) == ("inner", 256, True, 1, 16384)
+    assert (p.strategy, p.group, p.contig, p.splits, p.grid) == ("inner", 32, True, 1, 16384 // 8)
+
+
+def test_fewer_long_rows_get_a_block_each():
+    p = _plan((4000, 16384), (1,))
+    assert (p.strategy, p.group, p.contig, p.splits, p.grid) == ("inner", 256, True, 1, 4000)
 
 
 def test_short_rows_get_a_warp_each():
@@ -183,10 +190,13 @@ def emulate_reduce(p, itemsize, ptr_elems=0):
             seen = visits.setdefault(o, [])
             for lane in range(p.group):
                 if p.contig:
+                    if p.ileave:
+                        j0, j1 = 0, p.nr
+                    owner = not p.ileave or s == 0
                     n = j1 - j0
                     head = (v - (ptr_elems + koff + j0) % v) % v
                     head = min(head, n)
-                    if lane < head:
+                    if owner and lane < head:
                         seen.append((koff + j0 + lane, j0 + lane))
                     jb = j0 + head
                     n -= head
@@ -196,18 +206,22 @@ def emulate_reduce(p, itemsize, ptr_elems=0):
                         assert (ptr_elems + koff + jb + kk * v) % v == 0  # aligned vector
                         seen.extend((koff + jb + kk * v + e, jb + kk * v + e) for e in range(v))
 
-                    k = lane
-                    while k + (U - 1) * p.group < nv:
+                    step = p.group * U * (p.splits if p.ileave else 1)
+                    full = nv - nv % (p.group * U)
+                    k = lane + (s * p.group * U if p.ileave else 0)
+                    while k < full:
                         for u in range(U):
                             vec(k + u * p.group)
-                        k += p.group * U
-                    while k < nv:
-                        vec(k)
-                        k += p.group
-                    t = nv * v + lane
-                    while t < n:
-                        seen.append((koff + jb + t, jb + t))
-                        t += p.group
+                        k += step
+                    if owner:
+                        k = full + lane
+                        while k < nv:
+                            vec(k)
+                            k += p.group
+                        t = nv * v + lane
+                        while t < n:
+                            seen.append((koff + jb + t, jb + t))
+                            t += p.group
                 else:
                     c = _Cursor(p.red, p.r0, p.rs0)
                     j = j0 + lane

@@ -64,7 +64,7 @@ def report(group, case, variant, ms, ref_ms, nbytes):
     row = {"group": group, "case": case, "variant": variant, "ms": ms, "torch_ms": ref_ms,
            "ratio": ms / ref_ms if ref_ms else None, "GBps": nbytes / ms / 1e6 if nbytes else None}
     results.append(row)
-    print(f"{group:12s} {case:22s} {variant:34s} {ms:8.4f} ms  torch {ref_ms:8.4f}  "
+    print(f"{group:12s} {case:22s} {variant:60s} {ms:8.4f} ms  torch {ref_ms:8.4f}  "
           f"ratio {row['ratio']:.3f}  {row['GBps'] or 0:7.0f} GB/s", flush=True)
 
 
@@ -178,22 +178,29 @@ def group_reduce(repeat):
     }
     refs = {k: torch_time(t, repeat) for k, (_, t, _) in cases.items()}
     base_opts = _compile.OPTIONS
-    defaults = (_reduce.BLOCKS_PER_SM, _reduce.INNER_WARP_MAX, _reduce.OUTER_TX_MAX)
-    for runroll, bps, warp_max, txm in itertools.product((4, 8), (4, 8, 16), (2048, 1 << 30), (32, 64)):
-        if warp_max != 2048 and txm != 64:
-            continue
+    names = ("BLOCKS_PER_SM", "INNER_WARP_MAX", "WARP_ROWS_PER_SM", "OUTER_TX_MAX", "ILEAVE")
+    defaults = {k: getattr(_reduce, k) for k in names}
+    variants = []
+    for u in (2, 4, 8):
+        for bps in (1, 2, 3, 4, 5, 6, 8):
+            for il in (True, False):
+                variants.append((("sum all", "var all"), u, {"BLOCKS_PER_SM": bps, "ILEAVE": il}))
+        for wr in (64, 1 << 40):
+            variants.append((("sum axis=1", "argmax axis=1"), u, {"WARP_ROWS_PER_SM": wr}))
+        for txm in (64, 128, 256):
+            for bps in (2, 4, 8):
+                variants.append((("sum axis=0",), u, {"OUTER_TX_MAX": txm, "BLOCKS_PER_SM": bps}))
+    for keys, runroll, settings in variants:
         _compile.OPTIONS = base_opts + (f"-DGP_RUNROLL={runroll}",)
-        _reduce.BLOCKS_PER_SM, _reduce.INNER_WARP_MAX, _reduce.OUTER_TX_MAX = bps, warp_max, txm
+        for k, v in defaults.items():
+            setattr(_reduce, k, settings.get(k, v))
         _reduce.plan.cache_clear()
         _reduce._packed.cache_clear()
         _registry.clear_memo()
         _launch._kernels.clear()
-        variant = f"U={runroll} bps={bps} warp_max={warp_max} txm={txm}"
-        for k, (g, t, nb) in cases.items():
-            if warp_max != 2048 and k not in ("sum axis=1", "argmax axis=1"):
-                continue
-            if txm != 64 and k != "sum axis=0":
-                continue
+        variant = f"U={runroll} " + " ".join(f"{k}={v}" for k, v in settings.items())
+        for k in keys:
+            g, t, nb = cases[k]
             got = cp.from_dlpack(g())
             want = cp.from_dlpack(t())
             if k.startswith("argmax"):
@@ -204,7 +211,8 @@ def group_reduce(repeat):
                 print(f"MISMATCH {k} {variant}", flush=True)
             report("reduce", k, variant, timeit(g, repeat=repeat), refs[k], nb)
     _compile.OPTIONS = base_opts
-    _reduce.BLOCKS_PER_SM, _reduce.INNER_WARP_MAX, _reduce.OUTER_TX_MAX = defaults
+    for k, v in defaults.items():
+        setattr(_reduce, k, v)
 
 
 def main(argv=None):

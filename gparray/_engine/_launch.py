@@ -8,7 +8,7 @@ from .._kernels._launcher import Kernel
 from .._kernels._registry import ctype, get_kernel
 
 BLOCK = 256          # must match GP_BLOCK in include/gp/elementwise.cuh
-UNROLL = 2           # GP_UNROLL
+UNROLL = 1           # GP_UNROLL
 STRIDED_ITEMS = 4    # GP_STRIDED_ITEMS
 INT32_LIMIT = 2**31 - 1
 

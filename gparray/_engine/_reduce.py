@@ -34,13 +34,15 @@ from ._launch import BLOCK, ctype, index_type, launch, nd_template, strided_para
 FAMILY = "reduce"
 
 # ---------------------------------------------------------------------------- tunables
-INNER_WARP_MAX = 2048      # reduced extents up to this get a warp per output, longer a block
+INNER_WARP_MAX = 2048      # reduced extents up to this get a warp per output, longer a block ...
+WARP_ROWS_PER_SM = 64      # ... unless there are this many outputs per SM (a full SM of warps)
 BLOCKS_PER_SM = 4          # split reductions aim at <= this many blocks per SM (one wave)
 MIN_SEG = 4096             # fewest elements in one segment of a split inner reduction
 OUTER_TX_MAX = 64          # most threads of an outer block along the kept dimensions
 MIN_ROWS_PER_THREAD = 8    # fewest reduced indices per thread of a split outer reduction
 WS_STATE_BYTES = 32        # workspace bytes per partial state (>= sizeof of every acc_t)
 DEFAULT_SMS = 132          # H200
+ILEAVE = True              # split contiguous rows: the splits take the row's tiles in turn
 
 ORDERED = frozenset({"argmax", "argmin"})
 _ptr = np.uint64
@@ -62,6 +64,7 @@ class Plan(NamedTuple):
     n_out: int
     splits: int         # segments of the reduced space (1: no second pass)
     seg: int            # reduced elements per segment
+    ileave: bool        # inner contig with splits: the splits take a row's tiles in turn
     tx_log2: int        # outer: log2(threads along kept dims per block)
     bx: int             # outer: blocks along the kept dims
     grid: int
@@ -113,11 +116,11 @@ def plan(shape: tuple, strides: tuple, axes: tuple, itemsize: int, *, ordered: b
     target = BLOCKS_PER_SM * sms
     ks0 = abs(k_st[-1]) or math.inf
     if n_out == 0:  # nothing to launch
-        return Plan("inner", 32, False, kept, red, r0, rs0, nr, 0, 1, nr, 0, 0, 0, (), nd, "int")
+        return Plan("inner", 32, False, kept, red, r0, rs0, nr, 0, 1, nr, False, 0, 0, 0, (), nd, "int")
 
     if n_out == 1 or (nr >= 32 and 0 < abs(rs0) < ks0):
         contig = len(r_shape) == 1 and rs0 == 1
-        group = 32 if nr <= INNER_WARP_MAX else BLOCK
+        group = 32 if (nr <= INNER_WARP_MAX or n_out >= WARP_ROWS_PER_SM * sms) else BLOCK
         splits = 1
         if _cdiv(n_out * group, BLOCK) < target and nr >= 2 * MIN_SEG:
             group = BLOCK
@@ -133,8 +136,8 @@ def plan(shape: tuple, strides: tuple, axes: tuple, itemsize: int, *, ordered: b
             fg = 32 if splits >= 32 else 1
             finish = (fg, _cdiv(n_out, BLOCK // fg), splits, 1)
         idx = index_type(max(n_out * max(nr, 1), n_tasks, seg * splits), [span])
-        return Plan("inner", group, contig, kept, red, r0, rs0, nr, n_out, splits, seg, 0, 0,
-                    grid, finish, nd, idx)
+        return Plan("inner", group, contig, kept, red, r0, rs0, nr, n_out, splits, seg,
+                    contig and splits > 1 and ILEAVE, 0, 0, grid, finish, nd, idx)
 
     v = 1 if itemsize >= 16 else min(16 // itemsize, 4)
     vo = 1
@@ -152,7 +155,7 @@ def plan(shape: tuple, strides: tuple, axes: tuple, itemsize: int, *, ordered: b
     splits = _cdiv(nr, seg) if nr else 1
     finish = (1, _cdiv(n_out, BLOCK), 1, n_out) if splits > 1 else ()
     idx = index_type(max(n_out * nr, (bx * tx + 1) * vo, seg * splits), [span])
-    return Plan("outer", vo, False, kept, red, r0, rs0, nr, n_out, splits, seg,
+    return Plan("outer", vo, False, kept, red, r0, rs0, nr, n_out, splits, seg, False,
                 tx.bit_length() - 1, bx, bx * splits, finish, nd, idx)
 
 
@@ -217,7 +220,7 @@ def _packed(p: Plan) -> tuple:
     head = (strided_params(p.kept[0], [p.kept[1]], p.nd), strided_params(p.red[0], [p.red[1]], p.nd),
             ix(p.r0), ix(p.rs0), ix(p.nr), ix(p.seg))
     if p.strategy == "inner":
-        tail = (_i32(p.splits), ix(p.n_out * p.splits))
+        tail = (_i32(p.splits), _i32(int(p.ileave)), ix(p.n_out * p.splits))
     else:
         tail = (ix(p.n_out), _i32(p.tx_log2), _i32(p.bx))
     fin = ()

@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(GP_RBLOCK)
 gp_reduce_inner(typename R::out_t* __restrict__ out, typename R::acc_t* __restrict__ ws,
                 const typename R::in_t* __restrict__ a, gp::StridedParams<1, ND> kept,
                 gp::StridedParams<1, ND> red, IdxT r0, IdxT rs0, IdxT nr, IdxT seg, int splits,
-                IdxT n_tasks, double param) {
+                int ileave, IdxT n_tasks, double param) {
     typedef typename R::in_t TA;
     typedef typename R::acc_t A;
     constexpr int GPB = GP_RBLOCK / GROUP;
@@ -82,24 +82,29 @@ gp_reduce_inner(typename R::out_t* __restrict__ out, typename R::acc_t* __restri
     IdxT koff[1];
     gp::strided_offsets<1, ND, IdxT>(kept, o, koff);
     const TA* base = a + koff[0];
-    const IdxT j0 = s * seg;
-    const IdxT j1 = nr - j0 < seg ? nr : j0 + seg;
     typename R::thread_t t = r.tstart();
     if (CONTIG) {
+        // ileave: the splits of a row take its GROUP * U-vector tiles in turn (all blocks
+        // sweep the row together); else split s owns the run [s * seg, (s + 1) * seg).
+        const IdxT j0 = ileave ? IdxT(0) : s * seg;
+        const IdxT j1 = ileave ? nr : (nr - j0 < seg ? nr : j0 + seg);
+        const bool owner = !ileave || s == 0;  // takes the unaligned head and the tails
         constexpr int V = gp::vec_width<TA>::value;
         typedef gp::vec_t<TA, V> VT;
         const TA* p = base + j0;
         IdxT n = j1 - j0;
         IdxT head = static_cast<IdxT>((V - (reinterpret_cast<unsigned long long>(p) / sizeof(TA)) % V) % V);
         if (head > n) head = n;
-        if (lane < head) t = r.tfold(t, p[lane], static_cast<long long>(j0 + lane));
+        if (owner && lane < head) t = r.tfold(t, p[lane], static_cast<long long>(j0 + lane));
         p += head;
         const IdxT jb = j0 + head;
         n -= head;
         const IdxT nv = n / V;
         const VT* pv = reinterpret_cast<const VT*>(p);
-        IdxT k = lane;
-        for (; k + (U - 1) * GROUP < nv; k += GROUP * U) {  // U vectors in flight per thread
+        const IdxT step = static_cast<IdxT>(GROUP) * U * (ileave ? splits : 1);
+        const IdxT full = nv - nv % (static_cast<IdxT>(GROUP) * U);  // vectors in whole tiles
+        IdxT k = lane + (ileave ? s * GROUP * U : IdxT(0));
+        for (; k < full; k += step) {  // U vectors in flight per thread
             VT v[U];
 #pragma unroll
             for (int u = 0; u < U; ++u) v[u] = pv[k + u * GROUP];
@@ -110,12 +115,16 @@ gp_reduce_inner(typename R::out_t* __restrict__ out, typename R::acc_t* __restri
                 for (int e = 0; e < V; ++e) all[u * V + e] = v[u].v[e];
             t = r.template tchunk_uv<U, V>(t, all, static_cast<long long>(jb + k * V), static_cast<long long>(GROUP) * V);
         }
-        for (; k < nv; k += GROUP) {
-            const VT v = pv[k];
-            t = r.template tchunk<V>(t, v.v, static_cast<long long>(jb + k * V), 1);
+        if (owner) {
+            for (k = full + lane; k < nv; k += GROUP) {
+                const VT v = pv[k];
+                t = r.template tchunk<V>(t, v.v, static_cast<long long>(jb + k * V), 1);
+            }
+            for (IdxT q = nv * V + lane; q < n; q += GROUP) t = r.tfold(t, p[q], static_cast<long long>(jb + q));
         }
-        for (IdxT q = nv * V + lane; q < n; q += GROUP) t = r.tfold(t, p[q], static_cast<long long>(jb + q));
     } else {
+        const IdxT j0 = s * seg;
+        const IdxT j1 = nr - j0 < seg ? nr : j0 + seg;
         gp::red::cursor<ND, IdxT> c(red, r0, rs0);
         IdxT j = j0 + lane;
         if (j < j1) c.seek(j);

@@ -10,7 +10,7 @@
 #define GP_BLOCK 256
 #endif
 #ifndef GP_UNROLL
-#define GP_UNROLL 2
+#define GP_UNROLL 1
 #endif
 #define GP_STRIDED_ITEMS 4
 

@@ -17,7 +17,9 @@ struct StridedParams {
     I64Array<size> p;
 };
 
-// offsets[k] (in elements) of linear C-order position i for every operand k.
+// offsets[k] (in elements) of linear C-order position i for every operand k. For ND <= 16
+// the loop is unrolled over ND with a guard, so every parameter index is a constant: the
+// parameters stay in the constant bank (a runtime index would copy them to the stack).
 template <int NARG, int ND, class IdxT>
 __device__ __forceinline__ void strided_offsets(const StridedParams<NARG, ND>& prm, IdxT i,
                                                 IdxT (&off)[NARG]) {
@@ -25,14 +27,28 @@ __device__ __forceinline__ void strided_offsets(const StridedParams<NARG, ND>& p
     const int nd = static_cast<int>(v[0]);
 #pragma unroll
     for (int k = 0; k < NARG; ++k) off[k] = 0;
-#pragma unroll 4
-    for (int d = nd - 1; d >= 0; --d) {
-        const IdxT extent = static_cast<IdxT>(v[1 + d]);
-        const IdxT q = i / extent;
-        const IdxT idx = i - q * extent;
-        i = q;
+    if constexpr (ND <= 16) {
 #pragma unroll
-        for (int k = 0; k < NARG; ++k) off[k] += idx * static_cast<IdxT>(v[1 + ND * (k + 1) + d]);
+        for (int d = ND - 1; d >= 0; --d) {
+            if (d < nd) {
+                const IdxT extent = static_cast<IdxT>(v[1 + d]);
+                const IdxT q = i / extent;
+                const IdxT idx = i - q * extent;
+                i = q;
+#pragma unroll
+                for (int k = 0; k < NARG; ++k) off[k] += idx * static_cast<IdxT>(v[1 + ND * (k + 1) + d]);
+            }
+        }
+    } else {
+#pragma unroll 4
+        for (int d = nd - 1; d >= 0; --d) {
+            const IdxT extent = static_cast<IdxT>(v[1 + d]);
+            const IdxT q = i / extent;
+            const IdxT idx = i - q * extent;
+            i = q;
+#pragma unroll
+            for (int k = 0; k < NARG; ++k) off[k] += idx * static_cast<IdxT>(v[1 + ND * (k + 1) + d]);
+        }
     }
 }
 

@@ -362,7 +362,7 @@ struct op_var {
         if (t.n == 0.0) t.c = x0d;
         const double dm = (x0d - t.c) + s1 * (1.0 / K);  // chunk mean - C
         const double m2 = s2 - s1 * s1 * (1.0 / K);
-        return thread_t{t.n + K, t.c, t.s1 + K * dm, t.s2 + (m2 > 0.0 ? m2 : 0.0) + K * dm * dm};
+        return thread_t{t.n + K, t.c, t.s1 + K * dm, t.s2 + (m2 < 0.0 ? 0.0 : m2) + K * dm * dm};  // a NaN stays NaN
     }
     template <int U, int V>
     __device__ __forceinline__ thread_t tchunk_uv(thread_t t, const TA (&v)[U * V], long long, long long) const {
@@ -371,7 +371,7 @@ struct op_var {
     __device__ __forceinline__ welford_t tfinish(thread_t t) const {
         if (t.n == 0.0) return identity();
         const double m2 = t.s2 - t.s1 * t.s1 / t.n;
-        return welford_t{t.n, t.c + t.s1 / t.n, m2 > 0.0 ? m2 : 0.0};
+        return welford_t{t.n, t.c + t.s1 / t.n, m2 < 0.0 ? 0.0 : m2};
     }
     __device__ __forceinline__ TO finalize(welford_t a, long long) const {
         const double dof = a.n - corr;
