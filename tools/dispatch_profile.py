@@ -49,5 +49,28 @@ rows = {
     "runtime.getDevice()": lambda: cp.cuda.runtime.getDevice(),
     "cupy a + b (reference)": (lambda ca=cp.ones(1, cp.float32), cb=cp.ones(1, cp.float32): ca + cb),
 }
+# the driver call alone: CuPy's Cython binding, then libcuda through ctypes
+from cupy_backends.cuda.api import driver  # noqa: E402
+import ctypes  # noqa: E402
+
+from gparray._kernels._launcher import _buffers  # noqa: E402
+
+buf, size, extra_addr, _keep = _buffers()
+k.st.pack_into(buf, 0, *args)
+size.value = k.size
+rows["driver.launchKernel (Cython)"] = lambda: driver.launchKernel(k.ptr, 1, 1, 1, 256, 1, 1, 0, s, 0, extra_addr)
+_cu = ctypes.CDLL("libcuda.so.1")
+_launch_c = _cu.cuLaunchKernel
+_launch_c.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+_launch_c.restype = ctypes.c_int
+rows["cuLaunchKernel (ctypes)"] = lambda: _launch_c(k.ptr, 1, 1, 1, 256, 1, 1, 0, s, None, extra_addr)
+rows["cuLaunchKernel x10 / 10 (ctypes)"] = None
+
 for name, fn in rows.items():
+    if fn is None:
+        def ten():
+            for _ in range(10):
+                _launch_c(k.ptr, 1, 1, 1, 256, 1, 1, 0, s, None, extra_addr)
+        print(f"{name:<32} {per_op(ten, N // 10) / 10:7.2f} us")
+        continue
     print(f"{name:<32} {per_op(fn):7.2f} us")

@@ -36,9 +36,14 @@ FAMILY = "reduce"
 # ---------------------------------------------------------------------------- tunables
 INNER_WARP_MAX = 2048      # reduced extents up to this get a warp per output, longer a block ...
 WARP_ROWS_PER_SM = 64      # ... unless there are this many outputs per SM (a full SM of warps)
-BLOCKS_PER_SM = 4          # split reductions aim at <= this many blocks per SM (one wave)
+BLOCKS_PER_SM = 4          # split inner reductions aim at <= this many blocks per SM (one wave)
+OUTER_BLOCKS_PER_SM = 2    # split outer reductions: the same
+UNROLL_WARP = 8            # vectors in flight per thread: inner, a warp per output
+UNROLL_BLOCK = 4           # inner, a block per output
+UNROLL_SPLIT = 8           # inner, rows split across blocks (the whole array)
+UNROLL_OUTER = 8           # outer
 MIN_SEG = 4096             # fewest elements in one segment of a split inner reduction
-OUTER_TX_MAX = 64          # most threads of an outer block along the kept dimensions
+OUTER_TX_MAX = 128         # most threads of an outer block along the kept dimensions
 MIN_ROWS_PER_THREAD = 8    # fewest reduced indices per thread of a split outer reduction
 WS_STATE_BYTES = 32        # workspace bytes per partial state (>= sizeof of every acc_t)
 DEFAULT_SMS = 132          # H200
@@ -65,6 +70,7 @@ class Plan(NamedTuple):
     splits: int         # segments of the reduced space (1: no second pass)
     seg: int            # reduced elements per segment
     ileave: bool        # inner contig with splits: the splits take a row's tiles in turn
+    unroll: int         # loads in flight per thread (template U)
     tx_log2: int        # outer: log2(threads along kept dims per block)
     bx: int             # outer: blocks along the kept dims
     grid: int
@@ -116,7 +122,7 @@ def plan(shape: tuple, strides: tuple, axes: tuple, itemsize: int, *, ordered: b
     target = BLOCKS_PER_SM * sms
     ks0 = abs(k_st[-1]) or math.inf
     if n_out == 0:  # nothing to launch
-        return Plan("inner", 32, False, kept, red, r0, rs0, nr, 0, 1, nr, False, 0, 0, 0, (), nd, "int")
+        return Plan("inner", 32, False, kept, red, r0, rs0, nr, 0, 1, nr, False, 1, 0, 0, 0, (), nd, "int")
 
     if n_out == 1 or (nr >= 32 and 0 < abs(rs0) < ks0):
         contig = len(r_shape) == 1 and rs0 == 1
@@ -136,8 +142,9 @@ def plan(shape: tuple, strides: tuple, axes: tuple, itemsize: int, *, ordered: b
             fg = 32 if splits >= 32 else 1
             finish = (fg, _cdiv(n_out, BLOCK // fg), splits, 1)
         idx = index_type(max(n_out * max(nr, 1), n_tasks, seg * splits), [span])
+        unroll = UNROLL_SPLIT if splits > 1 else (UNROLL_WARP if group == 32 else UNROLL_BLOCK)
         return Plan("inner", group, contig, kept, red, r0, rs0, nr, n_out, splits, seg,
-                    contig and splits > 1 and ILEAVE, 0, 0, grid, finish, nd, idx)
+                    contig and splits > 1 and ILEAVE, unroll, 0, 0, grid, finish, nd, idx)
 
     v = 1 if itemsize >= 16 else min(16 // itemsize, 4)
     vo = 1
@@ -149,13 +156,14 @@ def plan(shape: tuple, strides: tuple, axes: tuple, itemsize: int, *, ordered: b
     ty = BLOCK // tx
     bx = _cdiv(groups, tx)
     splits = 1
+    target = OUTER_BLOCKS_PER_SM * sms
     if bx < target:
         splits = max(1, min(target // bx, nr // (ty * MIN_ROWS_PER_THREAD)))  # floor: one wave
     seg = _cdiv(nr, splits)
     splits = _cdiv(nr, seg) if nr else 1
     finish = (1, _cdiv(n_out, BLOCK), 1, n_out) if splits > 1 else ()
     idx = index_type(max(n_out * nr, (bx * tx + 1) * vo, seg * splits), [span])
-    return Plan("outer", vo, False, kept, red, r0, rs0, nr, n_out, splits, seg, False,
+    return Plan("outer", vo, False, kept, red, r0, rs0, nr, n_out, splits, seg, False, UNROLL_OUTER,
                 tx.bit_length() - 1, bx, bx * splits, finish, nd, idx)
 
 
@@ -254,10 +262,10 @@ def reduce(op: str, x, axes: tuple, out, param: float = 0.0) -> None:
     ws_ptr = _ptr(ws.ptr if ws is not None else 0)
     args = (_ptr(out._ptr), ws_ptr, _ptr(x._ptr)) + head + tail + (prm,)
     if p.strategy == "inner":
-        expr = (f"gp_reduce_inner<{rd}, {p.group}, {'true' if p.contig else 'false'}, "
+        expr = (f"gp_reduce_inner<{rd}, {p.group}, {'true' if p.contig else 'false'}, {p.unroll}, "
                 f"{p.nd}, {p.idx}>")
     else:
-        expr = f"gp_reduce_outer<{rd}, {p.group}, {p.nd}, {p.idx}>"
+        expr = f"gp_reduce_outer<{rd}, {p.group}, {p.unroll}, {p.nd}, {p.idx}>"
     launch(FAMILY, expr, dev, p.grid, args)
     if p.finish:
         launch(FAMILY, f"gp_reduce_finish<{rd}, {p.finish[0]}>", dev, p.finish[1],
@@ -296,14 +304,16 @@ def instances() -> list[str]:
     out = []
     for rd, dt in default_reducers():
         if dt.name not in _MAIN_DTYPES:
-            out += [f"gp_reduce_inner<{rd}, {BLOCK}, true, 4, int>", f"gp_reduce_finish<{rd}, 32>"]
+            out += [f"gp_reduce_inner<{rd}, {BLOCK}, true, {UNROLL_SPLIT}, 4, int>", f"gp_reduce_finish<{rd}, 32>"]
             continue
         v = 1 if dt.itemsize >= 16 else min(16 // dt.itemsize, 4)
-        for g in (32, BLOCK):
+        for g, u in ((32, UNROLL_WARP), (BLOCK, UNROLL_BLOCK), (BLOCK, UNROLL_SPLIT)):
             for c in ("true", "false"):
-                out.append(f"gp_reduce_inner<{rd}, {g}, {c}, 4, int>")
-        out.append(f"gp_reduce_outer<{rd}, 1, 4, int>")
+                e = f"gp_reduce_inner<{rd}, {g}, {c}, {u}, 4, int>"
+                if e not in out:
+                    out.append(e)
+        out.append(f"gp_reduce_outer<{rd}, 1, {UNROLL_OUTER}, 4, int>")
         if v > 1:
-            out.append(f"gp_reduce_outer<{rd}, {v}, 4, int>")
+            out.append(f"gp_reduce_outer<{rd}, {v}, {UNROLL_OUTER}, 4, int>")
         out += [f"gp_reduce_finish<{rd}, 1>", f"gp_reduce_finish<{rd}, 32>"]
     return out

@@ -7,7 +7,7 @@
 //
 // gp_reduce_inner   a group (warp or block) of threads per output, threads along the reduced
 //                   space: rows, and the whole array. CONTIG: the reduced space is one run of
-//                   stride 1 (16-byte vector loads, several in flight per thread). With
+//                   stride 1 (16-byte vector loads, U in flight per thread). With
 //                   splits > 1 a row is cut into segments whose states go to `ws`.
 // gp_reduce_outer   threads along the kept dimensions (VO adjacent outputs per thread, vector
 //                   loads when VO > 1), TY threads of a block and `splits` blocks along the
@@ -20,9 +20,6 @@
 #include "gp/reduce.cuh"
 
 #define GP_RBLOCK 256
-#ifndef GP_RUNROLL
-#define GP_RUNROLL 4
-#endif
 
 namespace gp {
 namespace red {
@@ -61,7 +58,7 @@ struct cursor {
 }  // namespace gp
 
 // ------------------------------------------------------------------ group per output
-template <class R, int GROUP, bool CONTIG, int ND, class IdxT>
+template <class R, int GROUP, bool CONTIG, int U, int ND, class IdxT>
 __global__ void __launch_bounds__(GP_RBLOCK)
 gp_reduce_inner(typename R::out_t* __restrict__ out, typename R::acc_t* __restrict__ ws,
                 const typename R::in_t* __restrict__ a, gp::StridedParams<1, ND> kept,
@@ -70,7 +67,6 @@ gp_reduce_inner(typename R::out_t* __restrict__ out, typename R::acc_t* __restri
     typedef typename R::in_t TA;
     typedef typename R::acc_t A;
     constexpr int GPB = GP_RBLOCK / GROUP;
-    constexpr int U = GP_RUNROLL;
     static_assert(GROUP == 32 || GROUP == GP_RBLOCK, "GROUP is a warp or the block");
     __shared__ gp::red::smem_slots<A, GP_RBLOCK / 32> slots;
     const R r(param);
@@ -159,7 +155,7 @@ gp_reduce_inner(typename R::out_t* __restrict__ out, typename R::acc_t* __restri
 // Block = TX x TY threads (TX * TY = 256, runtime): thread (tx, ty) of block (b, s) owns the
 // VO outputs starting at (b * TX + tx) * VO and reduced indices j0 + ty, j0 + ty + TY, ...
 // of split s ([s * seg, (s + 1) * seg)); the 1-D grid is splits * bx blocks.
-template <class R, int VO, int ND, class IdxT>
+template <class R, int VO, int U, int ND, class IdxT>
 __global__ void __launch_bounds__(GP_RBLOCK)
 gp_reduce_outer(typename R::out_t* __restrict__ out, typename R::acc_t* __restrict__ ws,
                 const typename R::in_t* __restrict__ a, gp::StridedParams<1, ND> kept,
@@ -168,7 +164,6 @@ gp_reduce_outer(typename R::out_t* __restrict__ out, typename R::acc_t* __restri
     typedef typename R::in_t TA;
     typedef typename R::acc_t A;
     typedef gp::vec_t<TA, VO> VT;
-    constexpr int U = GP_RUNROLL;
     __shared__ gp::red::smem_slots<A, GP_RBLOCK * VO> slots;
     const R r(param);
     const int TX = 1 << tx_log2;

@@ -117,17 +117,46 @@ __device__ __forceinline__ A tree(const R& r, A (&t)[K]) {
     return t[0];
 }
 
+template <class A, class B> struct same_t { static constexpr bool value = false; };
+template <class A> struct same_t<A, A> { static constexpr bool value = true; };
+
+// Pairwise sum of K values in their own type.
+template <class T, int K>
+__device__ __forceinline__ T plain_tree(T (&t)[K]) {
+#pragma unroll
+    for (int w = 1; w < K; w *= 2)
+#pragma unroll
+        for (int k = 0; k + w < K; k += 2 * w) t[k] = t[k] + t[k + w];
+    return t[0];
+}
+
 // sum: the input is cast to the result type TO first (the spec's dtype= rule), then added in CT.
+// A loaded chunk of float32 values is added pairwise in float32 and converted once (a chunk
+// of K <= 32 values errs by at most log2(K) float32 roundings of its own magnitude); the
+// running sums stay double.
 template <class TA, class TO, class CT>
 struct op_sum : base<op_sum<TA, TO, CT>, TA, CT> {
     typedef TA in_t;
     typedef TO out_t;
     typedef CT acc_t;
+    typedef base<op_sum<TA, TO, CT>, TA, CT> base_t;
+    static constexpr bool f32 = same_t<TA, float>::value && same_t<TO, float>::value;
     __device__ explicit op_sum(double) {}
     __device__ __forceinline__ CT identity() const { return CT(0); }
     __device__ __forceinline__ CT map(TA v, long long) const { return cast<CT>(cast<TO>(v)); }
     __device__ __forceinline__ CT combine(CT a, CT b) const { return arith<CT>::add(a, b); }
     __device__ __forceinline__ TO finalize(CT a, long long) const { return cast<TO>(a); }
+    template <int K>
+    __device__ __forceinline__ CT chunk(const TA (&v)[K], long long j, long long dj) const {
+        if constexpr (f32 && K > 1) {
+            float t[K];
+#pragma unroll
+            for (int k = 0; k < K; ++k) t[k] = v[k];
+            return cast<CT>(plain_tree(t));
+        } else {
+            return base_t::template chunk<K>(v, j, dj);
+        }
+    }
 };
 
 template <class TA, class TO, class CT>
@@ -148,10 +177,22 @@ struct op_mean : base<op_mean<TA, TO, CT>, TA, CT> {
     typedef TA in_t;
     typedef TO out_t;
     typedef CT acc_t;
+    typedef base<op_mean<TA, TO, CT>, TA, CT> base_t;
     __device__ explicit op_mean(double) {}
     __device__ __forceinline__ CT identity() const { return CT(0); }
     __device__ __forceinline__ CT map(TA v, long long) const { return cast<CT>(v); }
     __device__ __forceinline__ CT combine(CT a, CT b) const { return a + b; }
+    template <int K>
+    __device__ __forceinline__ CT chunk(const TA (&v)[K], long long j, long long dj) const {
+        if constexpr (same_t<TA, float>::value && K > 1) {  // as op_sum
+            float t[K];
+#pragma unroll
+            for (int k = 0; k < K; ++k) t[k] = v[k];
+            return cast<CT>(plain_tree(t));
+        } else {
+            return base_t::template chunk<K>(v, j, dj);
+        }
+    }
     __device__ __forceinline__ TO finalize(CT a, long long n) const {
         return cast<TO>(div_count(a, static_cast<double>(n)));
     }
