@@ -365,15 +365,15 @@ def _scan_plan(shape, axis, strides=None, initial=False, isz=4, osz=4):
 
 def test_scan_strategies():
     p = _scan_plan((2**28,), 0)
-    assert (p.strategy, p.contig, p.tile, p.tiles_per_line, p.grid) == ("lookback", True, 4096, 65536, 65536)
-    assert _scan_plan((2**20,), 0, isz=8, osz=8).tile == 2048
-    assert _scan_plan((2**20,), 0, isz=1, osz=8).tile == 2048        # bool -> int64
-    assert _scan_plan((2**20,), 0, isz=16, osz=16).tile == 1024
+    assert (p.strategy, p.contig, p.tile, p.tiles_per_line, p.grid) == ("lookback", True, 8192, 32768, 32768)
+    assert _scan_plan((2**20,), 0, isz=8, osz=8).tile == 4096
+    assert _scan_plan((2**20,), 0, isz=1, osz=8).tile == 4096        # bool -> int64
+    assert _scan_plan((2**20,), 0, isz=16, osz=16).tile == 2048
     assert _scan_plan((100000, 10), 1).strategy == "lines"             # many short lines
     assert _scan_plan((1000, 100000), 0).strategy == "lines"           # axis 0: coalesced across lines
     assert _scan_plan((1000, 10000), 0).contig is False                # too few lines: strided look-back
     q = _scan_plan((100, 100000), 1)
-    assert (q.strategy, q.contig, q.tiles_per_line) == ("lookback", True, 25)
+    assert (q.strategy, q.contig, q.tiles_per_line) == ("lookback", True, 13)
     r = _scan_plan((100000, 8), 0)                                     # few long strided lines
     assert (r.strategy, r.contig, r.s_in) == ("lookback", False, 8)
     assert _scan_plan((4, 0), 1, initial=True).strategy == "lines"     # only the initial values
@@ -397,8 +397,8 @@ def emulate_scan(p, shape, strides, axis, initial):
             for i in range(p.L):
                 got[oo + i * p.s_out] = (io, p.s_in, i + 1)
         return got
-    v = p.tile // (_scan.WARPS * _scan.SK * 32)
-    wseg = _scan.SK * 32 * v
+    v = p.tile // (_scan.WARPS * _scan.VECS * 32)
+    wseg = _scan.VECS * 32 * v
     for tile in range(p.grid):
         line, tl = divmod(tile, p.tiles_per_line)
         oo = _offsets(p.lines[0], p.lines[1][0], line)
@@ -407,7 +407,7 @@ def emulate_scan(p, shape, strides, axis, initial):
         for thr in range(BLOCK):
             lane, w = thr & 31, thr >> 5
             e0 = tl * p.tile + w * wseg + lane * v
-            for k in range(_scan.SK):
+            for k in range(_scan.VECS):
                 for q in range(v):
                     e = e0 + k * 32 * v + q
                     if e < p.L:
@@ -439,28 +439,43 @@ def test_emulated_scans_follow_each_line(shape, axis, strides, initial):
 
 
 def _lookback_tile_values(vals, v, prefix):
-    """gp_scan_lookback's arithmetic for one tile (sum): thread scans of each vector, warp
-    scans of the vector totals with a carry across the SK rounds, block scan of the warp
-    totals, plus the tile's exclusive prefix. Returns (outputs, tile aggregate)."""
-    wseg = _scan.SK * 32 * v
-    x = vals.reshape(_scan.WARPS, _scan.SK, 32, v)
-    incl_vec = np.cumsum(x, axis=3)                                   # thread: each vector
-    totals = incl_vec[..., -1]                                        # (W, SK, 32)
-    inc = np.cumsum(totals, axis=2)                                   # warp inclusive scan
-    exc = np.concatenate([np.zeros_like(inc[..., :1]), inc[..., :-1]], axis=2)  # shfl_up, lane 0 = id
-    round_tot = inc[..., -1]                                          # shfl_idx(inc, 31)
-    carry = np.concatenate([np.zeros_like(round_tot[:, :1]), np.cumsum(round_tot, axis=1)[:, :-1]], axis=1)
-    pre = carry[..., None] + exc                                      # (W, SK, 32)
-    warp_tot = np.cumsum(round_tot, axis=1)[:, -1]
+    """gp_scan_lookback's arithmetic for one tile (sum): vector totals; per warp, the totals
+    in sequence order (round k, lane l: position 32 k + l) go through the shared slots, lane
+    j scans positions j * VECS ... j * VECS + VECS - 1 serially, one warp scan of the lane
+    totals; a block scan of the warp totals; outputs rescanned from the raw elements with the
+    prefixes. Returns (outputs, tile aggregate)."""
+    K, W = _scan.VECS, _scan.WARPS
+    x = vals.reshape(W, K, 32, v)                                     # (warp, round, lane, q)
+    totals = x.sum(axis=3)                                            # vector totals
+    slot = lambda p: p ^ ((p >> 5) & 15)                              # gp::scan::shape::slot
+    pre = np.zeros((W, K, 32), vals.dtype)
+    warp_tot = np.zeros(W, vals.dtype)
+    for w in range(W):
+        sv = np.zeros(32 * K, vals.dtype)
+        for k in range(K):
+            for lane in range(32):
+                sv[slot(32 * k + lane)] = totals[w, k, lane]
+        run = np.array([[sv[slot(j * K + i)] for i in range(K)] for j in range(32)])  # (lane j, K)
+        excl_in = np.concatenate([np.zeros((32, 1), vals.dtype), np.cumsum(run, axis=1)[:, :-1]], axis=1)
+        lane_tot = run.sum(axis=1)
+        inc = np.cumsum(lane_tot)                                     # warp inclusive scan
+        exc = np.concatenate([[0], inc[:-1]])                         # shfl_up, lane 0 = id
+        for j in range(32):
+            for i in range(K):
+                sv[slot(j * K + i)] = exc[j] + excl_in[j, i]
+        warp_tot[w] = inc[31]                                         # lane 31 -> s_warp
+        for k in range(K):
+            for lane in range(32):
+                pre[w, k, lane] = sv[slot(32 * k + lane)]
     wexc = np.concatenate([[0], np.cumsum(warp_tot)[:-1]])
-    out = prefix + wexc[:, None, None, None] + pre[..., None] + incl_vec
-    assert out.size == _scan.WARPS * wseg
+    out = prefix + wexc[:, None, None, None] + pre[..., None] + np.cumsum(x, axis=3)
+    assert out.size == _scan.tile_size(16 // v, 16 // v) == W * K * 32 * v
     return out.reshape(-1), warp_tot.sum()
 
 
 @pytest.mark.parametrize("v", [1, 2, 4])
 def test_scan_tile_arithmetic(v):
-    tile = _scan.WARPS * _scan.SK * 32 * v
+    tile = _scan.WARPS * _scan.VECS * 32 * v
     a = np.random.default_rng(v).integers(-50, 50, 3 * tile)
     prefix, outs = 0, []
     for t in range(3):  # tiles chained through their aggregates (what the look-back sums)

@@ -524,6 +524,65 @@ def test_cumulative_large_and_strided():
     assert_exact(xp.cumulative_sum(xp.asarray(b), dtype=xp.int8), np.cumsum(b, dtype=np.int8))
 
 
+def _f32_cumsum_bound(a, axis=-1):
+    return 8 * eps(np.float32) * np.cumsum(np.abs(a.astype(np.float64)), axis=axis) + 1e-6
+
+
+def test_cumulative_many_tiles_and_lines():
+    """Look-back scans over thousands of tiles, several lines (a tile never straddles two),
+    partial last tiles, unaligned line starts (no vector access), include_initial, the
+    16-byte-accumulator path (complex) and wrapping integer overflow."""
+    rng = np.random.default_rng(11)
+    # float32, one line of 2049 tiles (8192 each), the last one holding 17 elements
+    a = rng.standard_normal(2**24 + 17).astype(np.float32)
+    ref = np.cumsum(a.astype(np.float64))
+    assert_close(xp.cumulative_sum(xp.asarray(a)), ref, np.float32, _f32_cumsum_bound(a))
+    # the same with include_initial (output shifted by one: scalar stores) and from an
+    # unaligned start (input shifted by one: scalar loads)
+    got = xp.cumulative_sum(xp.asarray(a), include_initial=True)
+    assert_close(got, np.concatenate([[0.0], ref]), np.float32,
+                 np.concatenate([[0.0], _f32_cumsum_bound(a)]))
+    assert_close(xp.cumulative_sum(xp.asarray(a)[1:]), np.cumsum(a[1:].astype(np.float64)), np.float32,
+                 _f32_cumsum_bound(a[1:]))
+    # int32 -> int64, 3 lines of 733 tiles; line 1 starts unaligned for 8-byte vectors
+    i = rng.integers(-1000, 1000, (3, 3_000_001)).astype(np.int32)
+    assert_exact(xp.cumulative_sum(xp.asarray(i), axis=1), np.cumsum(i, axis=1, dtype=np.int64))
+    # float64, 5 lines, include_initial (out lines of L + 1)
+    f = rng.standard_normal((5, 1_000_003))
+    got = xp.cumulative_sum(xp.asarray(f), axis=1, include_initial=True)
+    ref = np.concatenate([np.zeros((5, 1)), np.cumsum(f, axis=1)], axis=1)
+    bound = np.concatenate([np.zeros((5, 1)), 8 * eps(np.float64) * np.cumsum(np.abs(f), axis=1)], axis=1)
+    assert_close(got, ref, np.float64, bound)
+    # complex128 and complex64: 16-byte accumulators (status words + value arrays)
+    c = (rng.standard_normal(2**20 + 5) + 1j * rng.standard_normal(2**20 + 5))
+    bound = 8 * eps(np.float64) * np.cumsum(np.abs(c))
+    assert_close(xp.cumulative_sum(xp.asarray(c)), np.cumsum(c), np.complex128, bound)
+    c64 = c.astype(np.complex64)
+    assert_close(xp.cumulative_sum(xp.asarray(c64)), np.cumsum(c64.astype(np.complex128)), np.complex64,
+                 8 * eps(np.float32) * np.cumsum(np.abs(c64.astype(np.complex128))) + 1e-6)
+    # int64 / uint64 sums that wrap around (NumPy wraps the same way)
+    big = rng.integers(2**61, 2**62, 3 * 2**20 + 7, dtype=np.int64)
+    assert_exact(xp.cumulative_sum(xp.asarray(big)), np.cumsum(big))
+    ubig = big.astype(np.uint64) * np.uint64(3)
+    assert_exact(xp.cumulative_sum(xp.asarray(ubig)), np.cumsum(ubig))
+    # a product over many tiles (wrapping int64), and a reversed (strided) float32 line
+    p = rng.choice(np.array([1, -1, 3], np.int64), 2**20 + 3)
+    assert_exact(xp.cumulative_prod(xp.asarray(p)), np.cumprod(p))
+    r = a[: 2**22 + 3]
+    assert_close(xp.cumulative_sum(xp.flip(xp.asarray(r))), np.cumsum(r[::-1].astype(np.float64)),
+                 np.float32, _f32_cumsum_bound(r[::-1]))
+
+
+def test_cumulative_lookback_repeated():
+    """The same large scan many times (fresh workspace each call; pool reuse must not leak
+    descriptors of an earlier launch into a later one)."""
+    a = np.random.default_rng(12).integers(-5, 5, 2**22 + 1).astype(np.int32)
+    x = xp.asarray(a)
+    ref = np.cumsum(a, dtype=np.int64)
+    for _ in range(20):
+        assert_exact(xp.cumulative_sum(x), ref)
+
+
 def test_cumulative_errors_and_dtype():
     m = xp.asarray(np.ones((2, 3)))
     for f in (xp.cumulative_sum, xp.cumulative_prod):

@@ -6,9 +6,15 @@ output's and the input's strides) of L elements. ``plan`` (pure Python, CPU-test
 * ``lines``: one thread per line, sequential; when there are enough lines to fill the GPU
   and they are short, or strided along the axis (then neighbouring threads read
   neighbouring memory, e.g. an axis-0 scan of a C-contiguous matrix);
-* ``lookback``: single-pass decoupled look-back over tiles of 1024 * V elements (V = 16
-  bytes of the wider type, at most 4), tiles of one line chained through the workspace;
-  ``contig`` lines (stride 1 in and out) use vector loads and stores.
+* ``lookback``: single-pass decoupled look-back over tiles of THREADS * VECS * V elements
+  (V = 16 bytes of the wider type, at most 4: 8192 float32, 4096 float64), tiles of one line
+  chained through the workspace; ``contig`` lines (stride 1 in and out) use vector loads and
+  stores.
+
+Look-back workspace (``workspace_layout``): HEAD bytes (the tile counter), then per tile one
+16-byte descriptor {status, value} for accumulators of 8 bytes, or a 4-byte status word
+(padded to 16 bytes in all) and two 16-byte values (aggregate, inclusive) for 16-byte
+(complex) accumulators; the counter and the status part are zeroed before each launch.
 """
 from __future__ import annotations
 
@@ -23,8 +29,11 @@ from ._launch import BLOCK, index_type, launch, nd_template, strided_params
 from ._reduce import reducer, sm_count
 
 FAMILY = "scan"
-WARPS = BLOCK // 32
-SK = 4                     # vectors per thread per tile (GP_SK)
+THREADS = 256              # threads per look-back block (GP_SCAN_THREADS in gp/scan.cuh)
+WARPS = THREADS // 32
+VECS = 8                   # 16-byte vectors per thread per tile (GP_SCAN_VECS)
+HEAD = 128                 # workspace bytes before the tile slots (GP_SCAN_HEAD)
+PREFETCH = True            # L2 prefetch of the blockIdx tile while the tile id is fetched
 LINES_PER_SM = 256         # thread-per-line needs at least this many lines per SM ...
 LINES_MAX_L = 256          # ... and lines this short (or strided along the axis)
 DEFAULT_SMS = 132
@@ -57,6 +66,20 @@ def scan_vec(in_itemsize: int, out_itemsize: int) -> int:
     return min(1 if w >= 16 else 16 // w, 4)
 
 
+def tile_size(in_itemsize: int, out_itemsize: int) -> int:
+    """Elements per look-back tile (mirrors gp::scan::shape::TILE)."""
+    return THREADS * VECS * scan_vec(in_itemsize, out_itemsize)
+
+
+def workspace_layout(n_tiles: int, acc_itemsize: int) -> tuple[int, int]:
+    """(bytes of the look-back workspace, bytes to zero at its start) for ``n_tiles`` tiles
+    and accumulators of ``acc_itemsize`` bytes (mirrors gp::scan::tile_state)."""
+    if acc_itemsize <= 8:
+        return HEAD + 16 * n_tiles, HEAD + 16 * n_tiles
+    flags = -(-4 * n_tiles // 16) * 16
+    return HEAD + flags + 32 * n_tiles, HEAD + flags
+
+
 @functools.lru_cache(maxsize=4096)
 def plan(shape: tuple, strides: tuple, axis: int, in_itemsize: int, out_itemsize: int,
          initial: bool = False, sms: int = DEFAULT_SMS) -> ScanPlan:
@@ -77,7 +100,7 @@ def plan(shape: tuple, strides: tuple, axis: int, in_itemsize: int, out_itemsize
         idx = index_type(_shapes.prod(out_shape) + n_lines, spans)
         return ScanPlan("lines", False, (l_shape, l_st), n_lines, L, s_in, s_out, 0, 0,
                         -(-n_lines // BLOCK), nd, idx)
-    tile = WARPS * SK * 32 * scan_vec(in_itemsize, out_itemsize)
+    tile = tile_size(in_itemsize, out_itemsize)
     tpl = -(-L // tile)
     idx = index_type(max(n_lines * tpl * tile, _shapes.prod(out_shape)) + n_lines, spans)
     return ScanPlan("lookback", s_in == 1 and s_out == 1, (l_shape, l_st), n_lines, L, s_in, s_out,
@@ -113,14 +136,13 @@ def scan(op: str, x, axis: int, out, initial: bool = False) -> None:
     from .._memory import alloc
 
     acc = 16 if out._dtype.kind == "c" else 8
-    n_tiles = p.grid
-    head = -(-4 * (1 + n_tiles) // 16) * 16
-    ws = alloc(head + 2 * n_tiles * acc, dev)
-    _memset0(ws.ptr, head, dev)
+    nbytes, zero = workspace_layout(p.grid, acc)
+    ws = alloc(nbytes, dev)
+    _memset0(ws.ptr, zero, dev)
     expr = f"gp_scan_lookback<{rd}, {'true' if p.contig else 'false'}, {p.nd}, {p.idx}>"
     launch(FAMILY, expr, dev, p.grid,
            (_ptr(out._ptr), _ptr(x._ptr), prm, ix(p.L), ix(p.s_in), ix(p.s_out), _i32(int(initial)),
-            _i64(p.tiles_per_line), _ptr(ws.ptr), _ptr(ws.ptr + head), _ptr(ws.ptr + head + n_tiles * acc)))
+            _i64(p.tiles_per_line), _i32(int(PREFETCH and p.contig)), _ptr(ws.ptr)), block=THREADS)
 
 
 def instances() -> list[str]:

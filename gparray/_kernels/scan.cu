@@ -1,188 +1,192 @@
 // gparray kernel family "scan": cumulative sums and products along one axis
-// (gparray/_engine/_scan.py plans it). Reducers come from gp/reduce.cuh (op_sum, op_prod).
+// (gparray/_engine/_scan.py plans it). Reducers come from gp/reduce.cuh (op_sum, op_prod);
+// the tile shape and the look-back from gp/scan.cuh.
 //
 // The input is a set of lines (every index of the other axes, addressed by the `lines`
 // indexer: operand 0 = output, 1 = input) of L elements, element strides s_in / s_out.
 // With `initial`, output lines hold L + 1 elements and start with the identity.
 //
-// gp_scan_lookback  single pass, decoupled look-back (Merrill & Garland): tile ids come from
-//                   an atomic counter (so every tile's predecessors are running or done);
-//                   each tile publishes its aggregate, then walks back over its predecessors
-//                   32 at a time (a warp) until one has published an inclusive prefix.
-//                   Inside a tile: warp-striped 16-byte vector loads (coalesced), a scan of
-//                   each thread's vector, warp scans of the vector totals, a block scan of
-//                   the warp totals.
+// gp_scan_lookback  single pass, decoupled look-back (Merrill & Garland). Tile ids come from
+//                   an atomic counter (so every tile's predecessors are running or done); a
+//                   line has tiles_per_line tiles, a tile never straddles two lines. A block:
+//                   1. takes its tile id (thread 0; meanwhile an optional L2 prefetch of
+//                      the tile of its blockIdx, which some block is about to take);
+//                   2. issues all its 16-byte vector loads (warp-striped, coalesced), keeps
+//                      the raw elements in registers;
+//                   3. vector totals -> (shared memory, one warp scan) each vector's
+//                      exclusive prefix inside its warp, and the warp totals;
+//                   4. warp 0: block scan of the warp totals -> the tile's aggregate,
+//                      published at once (an inclusive prefix directly for the first tile
+//                      of a line); the look-back (gp::scan::lookback); the inclusive prefix,
+//                      published as soon as the exclusive one is known;
+//                   5. the elements are mapped again from the raw values (the raw values
+//                      take half the registers of double states), scanned with the
+//                      prefixes, and stored as 16-byte vectors.
+//                   Whole tiles of aligned contiguous lines take unguarded vector loads;
+//                   the last tile of a line, unaligned or strided lines, guarded ones.
 // gp_scan_lines     one thread per line, sequential (many short or strided lines).
 #include "gp/types.cuh"
 #include "gp/indexer.cuh"
 #include "gp/complex_ops.cuh"
 #include "gp/elementwise.cuh"
 #include "gp/reduce.cuh"
+#include "gp/scan.cuh"
 
-#define GP_SBLOCK 256
-#define GP_SWARPS (GP_SBLOCK / 32)
-#define GP_SK 4  // vectors per thread per tile
+#define GP_SBLOCK 256  // threads per block of gp_scan_lines
 
-namespace gp {
-namespace scan {
-
-// Elements per vector: 16 bytes of the wider of input and output, at most 4.
-template <class TA, class TO>
-struct vec {
-    static constexpr int w = gp::vec_width<TA, TO>::value;
-    static constexpr int value = w > 4 ? 4 : w;
-};
-
-// Loads/stores of look-back values through L2 (never a stale L1 line), word by word.
-template <class A>
-__device__ __forceinline__ A load_cg(const A* p) {
-    static_assert(sizeof(A) % 8 == 0, "look-back states are whole 8-byte words");
-    unsigned long long w[sizeof(A) / 8];
-    const unsigned long long* q = reinterpret_cast<const unsigned long long*>(p);
-#pragma unroll
-    for (int i = 0; i < static_cast<int>(sizeof(A) / 8); ++i) w[i] = __ldcg(q + i);
-    A r;
-    memcpy(&r, w, sizeof(A));
-    return r;
-}
-template <class A>
-__device__ __forceinline__ void store_cg(A* p, const A& v) {
-    unsigned long long w[sizeof(A) / 8];
-    memcpy(w, &v, sizeof(A));
-    unsigned long long* q = reinterpret_cast<unsigned long long*>(p);
-#pragma unroll
-    for (int i = 0; i < static_cast<int>(sizeof(A) / 8); ++i) __stcg(q + i, w[i]);
-}
-
-// Flag values: 0 nothing yet, 1 aggregate published, 2 inclusive prefix published.
-// Called by all 32 lanes of warp 0; returns the exclusive prefix of `tile` (every lane).
-template <class R, class A>
-__device__ __forceinline__ A lookback(const R& r, long long tile, long long tile_in_line, A agg,
-                                      unsigned int* flags, A* aggs, A* incls, int lane) {
-    volatile unsigned int* vflags = flags;
-    A prefix = r.identity();
-    if (tile_in_line > 0) {
-        if (lane == 0) {
-            store_cg(aggs + tile, agg);
-            __threadfence();
-            vflags[tile] = 1u;
-        }
-        const long long first = tile - tile_in_line;  // first tile of this line
-        long long top = tile - 1;
-        while (true) {
-            const long long i = top - lane;
-            const bool in = i >= first;
-            unsigned int f;
-            do {
-                f = in ? vflags[i] : 2u;
-            } while (__any_sync(0xffffffffu, f == 0u));
-            __threadfence();
-            const unsigned int done = __ballot_sync(0xffffffffu, f == 2u);
-            const int stop = done ? __ffs(done) - 1 : 31;
-            A v = r.identity();
-            if (in && lane <= stop) v = (f == 2u) ? load_cg(incls + i) : load_cg(aggs + i);
-            v = gp::red::shfl_idx(gp::red::warp_reduce(r, v), 0);
-            prefix = r.combine(v, prefix);
-            if (done) break;
-            top -= 32;
-        }
-    }
-    if (lane == 0) {
-        store_cg(incls + tile, r.combine(prefix, agg));
-        __threadfence();
-        vflags[tile] = 2u;
-    }
-    return prefix;
-}
-
-}  // namespace scan
-}  // namespace gp
-
+// ws: GP_SCAN_HEAD bytes (the tile counter, zeroed) + the look-back slots of gridDim.x tiles
+// (gp::scan::tile_state, zeroed).
 template <class R, bool CONTIG, int ND, class IdxT>
-__global__ void __launch_bounds__(GP_SBLOCK)
+__global__ void __launch_bounds__(GP_SCAN_THREADS, gp::scan::shape<R>::min_blocks)
 gp_scan_lookback(typename R::out_t* __restrict__ out, const typename R::in_t* __restrict__ a,
                  gp::StridedParams<2, ND> lines, IdxT L, IdxT s_in, IdxT s_out, int initial,
-                 long long tiles_per_line, unsigned int* __restrict__ state,
-                 typename R::acc_t* __restrict__ aggs, typename R::acc_t* __restrict__ incls) {
+                 long long tiles_per_line, int prefetch, unsigned char* __restrict__ ws) {
     typedef typename R::in_t TA;
     typedef typename R::out_t TO;
     typedef typename R::acc_t A;
-    constexpr int V = gp::scan::vec<TA, TO>::value;
-    constexpr int WSEG = GP_SK * 32 * V;        // elements per warp
-    constexpr int TILE = GP_SWARPS * WSEG;      // elements per block
-    __shared__ long long s_tile;
-    __shared__ gp::red::smem_slots<A, GP_SWARPS> s_warp;
-    __shared__ gp::red::smem_slots<A, GP_SWARPS> s_prefix;
+    typedef gp::scan::shape<R> SH;
+    constexpr int V = SH::V;
+    constexpr int K = GP_SCAN_VECS;
+    constexpr int W = gp::scan::WARPS;
+    __shared__ long long s_info[4];  // tile, tile in line, line offsets (out, in)
+    __shared__ gp::red::smem_slots<A, W> s_warp;
+    __shared__ gp::red::smem_slots<A, W> s_prefix;
+    __shared__ gp::red::smem_slots<A, W * SH::SLOTS> s_vec;  // per warp: vector totals, prefixes
     const R r(0.0);
-    if (threadIdx.x == 0) s_tile = static_cast<long long>(atomicAdd(state, 1u));
+    const gp::scan::tile_state<A> st(ws, static_cast<long long>(gridDim.x));
+
+    // 1. tile id (and the line's offsets) from thread 0
+    if (threadIdx.x == 0) {
+        const long long t = static_cast<long long>(atomicAdd(reinterpret_cast<unsigned int*>(ws), 1u));
+        const bool one_line = tiles_per_line >= static_cast<long long>(gridDim.x);
+        if (CONTIG && prefetch) {
+            const long long b = blockIdx.x;
+            const long long bl = one_line ? 0 : b / tiles_per_line;
+            const long long bt = b - bl * tiles_per_line;
+            IdxT boff[2];
+            gp::scan::line_offsets<ND, IdxT>(lines, static_cast<IdxT>(bl), boff);
+            const IdxT e = static_cast<IdxT>(bt) * SH::TILE;
+            const IdxT n = L - e < SH::TILE ? L - e : static_cast<IdxT>(SH::TILE);
+            const unsigned long long p0 = reinterpret_cast<unsigned long long>(a + boff[1] + e);
+            const unsigned long long lo = p0 & ~15ull;
+            const unsigned long long hi = (p0 + static_cast<unsigned long long>(n) * sizeof(TA) + 15ull) & ~15ull;
+            gp::scan::prefetch_l2(reinterpret_cast<const void*>(lo), static_cast<unsigned int>(hi - lo));
+        }
+        const long long line = one_line ? 0 : t / tiles_per_line;
+        IdxT loff[2];
+        gp::scan::line_offsets<ND, IdxT>(lines, static_cast<IdxT>(line), loff);
+        s_info[0] = t;
+        s_info[1] = t - line * tiles_per_line;
+        s_info[2] = loff[0];
+        s_info[3] = loff[1];
+    }
     __syncthreads();
-    const long long tile = s_tile;
-    const long long line = tile / tiles_per_line;
-    const long long tl = tile - line * tiles_per_line;
-    IdxT loff[2];
-    gp::strided_offsets<2, ND, IdxT>(lines, static_cast<IdxT>(line), loff);
-    TO* o_line = out + loff[0] + (initial ? s_out : IdxT(0));
-    const TA* i_line = a + loff[1];
+    const long long tile = s_info[0];
+    const long long tl = s_info[1];
+    const IdxT off_out = static_cast<IdxT>(s_info[2]);
+    TO* o_line = out + off_out + (initial ? s_out : IdxT(0));
+    const TA* i_line = a + static_cast<IdxT>(s_info[3]);
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    const IdxT e0 = static_cast<IdxT>(tl) * TILE + w * WSEG + lane * V;
+    const IdxT e0 = static_cast<IdxT>(tl) * SH::TILE + w * SH::WSEG + lane * V;
     const bool vin = CONTIG && gp::aligned_for<V>(i_line);
     const bool vout = CONTIG && gp::aligned_for<V>(o_line);
+    const IdxT si = CONTIG ? IdxT(1) : s_in, so = CONTIG ? IdxT(1) : s_out;
 
-    A x[GP_SK][V];
+    // 2. every load first (vector k of this lane: elements e0 + k * 32 * V + [0, V))
+    //    (a whole tile of an aligned contiguous line: vectors, no guards; else guarded)
+    const bool whole = static_cast<IdxT>(tl + 1) * SH::TILE <= L;
+    gp::vec_t<TA, V> x[K];
+    if (vin && whole) {
 #pragma unroll
-    for (int k = 0; k < GP_SK; ++k) {
-        const IdxT e = e0 + k * 32 * V;
-        if (vin && e + V <= L) {
-            const gp::vec_t<TA, V> v = *reinterpret_cast<const gp::vec_t<TA, V>*>(i_line + e);
+        for (int k = 0; k < K; ++k) x[k] = reinterpret_cast<const gp::vec_t<TA, V>*>(i_line + e0)[k * 32];
+    } else {
+        const IdxT lim = L - e0;
+        const TA* p = i_line + e0 * si;
 #pragma unroll
-            for (int q = 0; q < V; ++q) x[k][q] = r.map(v.v[q], 0);
-        } else {
+        for (int k = 0; k < K; ++k) {
+            if (vin && k * 32 * V + V <= lim) {
+                x[k] = reinterpret_cast<const gp::vec_t<TA, V>*>(i_line + e0)[k * 32];
+            } else {
 #pragma unroll
-            for (int q = 0; q < V; ++q) x[k][q] = (e + q < L) ? r.map(i_line[(e + q) * s_in], 0) : r.identity();
+                for (int q = 0; q < V; ++q) x[k].v[q] = (k * 32 * V + q < lim) ? p[(k * 32 * V + q) * si] : TA();
+            }
         }
     }
-    // scan of each thread's vectors, then of the vector totals across the warp
-    A pre[GP_SK];
-    A carry = r.identity();
+
+    // 3. vector totals -> their exclusive prefixes inside the warp, in sequence order (round
+    //    k, then lane): through shared memory, lane j scans the K totals of positions
+    //    j * K ... j * K + K - 1 (one warp scan of the 32 lane totals); the warp totals
+    const IdxT lim = L - e0;  // this lane's elements inside the line: offsets < lim
+    A* sv = s_vec.ptr() + w * SH::SLOTS;
 #pragma unroll
-    for (int k = 0; k < GP_SK; ++k) {
+    for (int k = 0; k < K; ++k) {
+        A c = (k * 32 * V < lim) ? r.map(x[k].v[0], 0) : r.identity();
 #pragma unroll
-        for (int q = 1; q < V; ++q) x[k][q] = r.combine(x[k][q - 1], x[k][q]);
-        const A inc = gp::red::warp_inclusive_scan(r, x[k][V - 1], lane);
+        for (int q = 1; q < V; ++q)
+            if (k * 32 * V + q < lim) c = r.combine(c, r.map(x[k].v[q], 0));
+        sv[SH::slot(k * 32 + lane)] = c;
+    }
+    __syncwarp();
+    {
+        A v[K];
+#pragma unroll
+        for (int j = 0; j < K; ++j) v[j] = sv[SH::slot(lane * K + j)];
+        A run = v[0];
+        v[0] = r.identity();
+#pragma unroll
+        for (int j = 1; j < K; ++j) {
+            const A n = r.combine(run, v[j]);
+            v[j] = run;
+            run = n;
+        }
+        const A inc = gp::red::warp_inclusive_scan(r, run, lane);
         A exc = gp::red::shfl_up(inc, 1);
         if (lane == 0) exc = r.identity();
-        pre[k] = r.combine(carry, exc);
-        carry = r.combine(carry, gp::red::shfl_idx(inc, 31));
+#pragma unroll
+        for (int j = 0; j < K; ++j) sv[SH::slot(lane * K + j)] = r.combine(exc, v[j]);
+        if (lane == 31) s_warp.ptr()[w] = inc;
     }
-    if (lane == 0) s_warp.ptr()[w] = carry;
     __syncthreads();
+
+    // 4. warp 0: the tile's aggregate (published at once), the look-back, the inclusive prefix
     if (w == 0) {
-        const A wv = lane < GP_SWARPS ? s_warp.ptr()[lane] : r.identity();
+        const A wv = lane < W ? s_warp.ptr()[lane] : r.identity();
         const A winc = gp::red::warp_inclusive_scan(r, wv, lane);
         A wexc = gp::red::shfl_up(winc, 1);
         if (lane == 0) wexc = r.identity();
-        const A agg = gp::red::shfl_idx(winc, GP_SWARPS - 1);
-        const A tile_prefix = gp::scan::lookback(r, tile, tl, agg, state + 1, aggs, incls, lane);
-        if (lane < GP_SWARPS) s_prefix.ptr()[lane] = r.combine(tile_prefix, wexc);
+        const A agg = gp::red::shfl_idx(winc, W - 1);
+        if (lane == 0) st.publish(tile, tl > 0 ? 1u : 2u, agg);
+        A prefix = r.identity();
+        if (tl > 0) {
+            prefix = gp::scan::lookback<R, A>(r, st, tile, tl, lane);
+            if (lane == 0) st.publish(tile, 2u, r.combine(prefix, agg));
+        }
+        if (lane < W) s_prefix.ptr()[lane] = r.combine(prefix, wexc);
     }
     __syncthreads();
+
+    // 5. outputs
     const A wp = s_prefix.ptr()[w];
 #pragma unroll
-    for (int k = 0; k < GP_SK; ++k) {
-        const A p = r.combine(wp, pre[k]);
+    for (int k = 0; k < K; ++k) {
         const IdxT e = e0 + k * 32 * V;
+        gp::scan::opaque(x[k]);  // map() again here, no states kept alive across the look-back
+        A acc = r.combine(wp, sv[SH::slot(k * 32 + lane)]);
         gp::vec_t<TO, V> y;
 #pragma unroll
-        for (int q = 0; q < V; ++q) y.v[q] = r.finalize(r.combine(p, x[k][q]), 0);
+        for (int q = 0; q < V; ++q) {
+            acc = r.combine(acc, r.map(x[k].v[q], 0));
+            y.v[q] = r.finalize(acc, 0);
+        }
         if (vout && e + V <= L) {
             *reinterpret_cast<gp::vec_t<TO, V>*>(o_line + e) = y;
         } else {
 #pragma unroll
             for (int q = 0; q < V; ++q)
-                if (e + q < L) o_line[(e + q) * s_out] = y.v[q];
+                if (e + q < L) o_line[(e + q) * so] = y.v[q];
         }
     }
-    if (initial && tl == 0 && threadIdx.x == 0) out[loff[0]] = r.finalize(r.identity(), 0);
+    if (initial && tl == 0 && threadIdx.x == 0) out[off_out] = r.finalize(r.identity(), 0);
 }
 
 template <class R, int ND, class IdxT>
