@@ -4,7 +4,7 @@
     python3 tools/tune.py [--groups elementwise,rows,reduce] [--json PATH] [--repeat N]
 
 Not the benchmark of record (bench/bench.py is): this script rebuilds kernels with other
-compile-time constants (GP_UNROLL, GP_BLOCK, GP_ROWS_U, GP_RUNROLL) and patches the
+compile-time constants (GP_UNROLL, GP_BLOCK, GP_ROWS_U, GP_SCAN_VECS) and patches the
 planners' module constants, times each variant with CUDA events (median), and prints one
 line per (case, variant) with the ratio to PyTorch's time. Results inform the defaults in
 include/gp/*.cuh and gparray/_engine/*.py.
@@ -175,8 +175,6 @@ def group_reduce(repeat):
     import cupy as cp
     import torch
     import gparray as xp
-    from gparray._engine import _launch, _reduce
-    from gparray._kernels import _compile, _registry
     a_cp = cp.random.default_rng(1).standard_normal(N, dtype=cp.float32)
     m_cp = a_cp.reshape(M, M)
     ta, tm = torch.from_dlpack(a_cp), torch.from_dlpack(m_cp)
@@ -189,27 +187,24 @@ def group_reduce(repeat):
         "var all": (lambda: xp.var(a), lambda: torch.var(ta, correction=0), 4 * N),
     }
     refs = {k: torch_time(t, repeat) for k, (_, t, _) in cases.items()}
-    base_opts = _compile.OPTIONS
-    names = ("BLOCKS_PER_SM", "INNER_WARP_MAX", "WARP_ROWS_PER_SM", "OUTER_TX_MAX", "ILEAVE")
+    names = ("BLOCKS_PER_SM", "OUTER_BLOCKS_PER_SM", "WARP_ROWS_PER_SM", "OUTER_TX_MAX", "UNROLL_WARP",
+             "UNROLL_BLOCK", "UNROLL_SPLIT", "UNROLL_OUTER")
     defaults = {k: getattr(_reduce, k) for k in names}
-    variants = []
-    for u in (2, 4, 8):
-        for bps in (3, 4, 5, 6):
-            variants.append((("sum all", "var all"), u, {"BLOCKS_PER_SM": bps}))
-        for wr in (64, 1 << 40):
-            variants.append((("sum axis=1", "argmax axis=1"), u, {"WARP_ROWS_PER_SM": wr}))
+    variants = [(tuple(cases), {})]
+    for u in (2, 4, 8, 16):
+        for bps in (3, 4, 6):
+            variants.append((("sum all", "var all"), {"UNROLL_SPLIT": u, "BLOCKS_PER_SM": bps}))
+        variants.append((("sum axis=1", "argmax axis=1"), {"UNROLL_WARP": u}))
+        variants.append((("sum axis=1", "argmax axis=1"), {"UNROLL_BLOCK": u, "WARP_ROWS_PER_SM": 1 << 40}))
         for txm in (64, 128, 256):
-            for bps in (2, 4):
-                variants.append((("sum axis=0",), u, {"OUTER_TX_MAX": txm, "BLOCKS_PER_SM": bps}))
-    for keys, runroll, settings in variants:
-        _compile.OPTIONS = base_opts + (f"-DGP_RUNROLL={runroll}",)
+            for bps in (1, 2, 3):
+                variants.append((("sum axis=0",), {"UNROLL_OUTER": u, "OUTER_TX_MAX": txm, "OUTER_BLOCKS_PER_SM": bps}))
+    for keys, settings in variants:
         for k, v in defaults.items():
             setattr(_reduce, k, settings.get(k, v))
         _reduce.plan.cache_clear()
         _reduce._packed.cache_clear()
-        _registry.clear_memo()
-        _launch._kernels.clear()
-        variant = f"U={runroll} " + " ".join(f"{k}={v}" for k, v in settings.items())
+        variant = " ".join(f"{k}={v}" for k, v in settings.items()) or "defaults"
         for k in keys:
             g, t, nb = cases[k]
             got = cp.from_dlpack(g())
@@ -221,14 +216,53 @@ def group_reduce(repeat):
             if not ok:
                 print(f"MISMATCH {k} {variant}", flush=True)
             report("reduce", k, variant, timeit(g, repeat=repeat), refs[k], nb)
-    _compile.OPTIONS = base_opts
     for k, v in defaults.items():
         setattr(_reduce, k, v)
+    _reduce.plan.cache_clear()
+    _reduce._packed.cache_clear()
+
+
+def group_scan(repeat):
+    import cupy as cp
+    import torch
+    import gparray as xp
+    from gparray._engine import _launch, _scan
+    from gparray._kernels import _compile, _registry
+    a_cp = cp.random.default_rng(1).standard_normal(N, dtype=cp.float32)
+    ta, a = torch.from_dlpack(a_cp), xp.from_dlpack(a_cp)
+    i_cp = cp.random.default_rng(2).integers(-100, 100, N // 4, dtype=cp.int32)
+    ti, i = torch.from_dlpack(i_cp), xp.from_dlpack(i_cp)
+    ref = torch_time(lambda: torch.cumsum(ta, 0), repeat)
+    refi = torch_time(lambda: torch.cumsum(ti, 0), repeat)
+    want = torch.cumsum(ta.double(), 0)
+    base_opts, d_vecs, d_pf = _compile.OPTIONS, _scan.VECS, _scan.PREFETCH
+    for vecs in (4, 8, 16):
+        for pf in (True, False):
+            _compile.OPTIONS = base_opts + (f"-DGP_SCAN_VECS={vecs}",)
+            _scan.VECS, _scan.PREFETCH = vecs, pf
+            _scan.plan.cache_clear()
+            _registry.clear_memo()
+            _launch._kernels.clear()
+            got = torch.from_dlpack(xp.cumulative_sum(a)).double()
+            err = float(((got - want).abs() / (1 + want.abs())).max())
+            if err > 1e-3:
+                print(f"MISMATCH cumsum vecs={vecs} prefetch={pf} err={err}", flush=True)
+            gi = torch.from_dlpack(xp.cumulative_sum(i))
+            if not bool((gi == torch.cumsum(ti, 0)).all()):
+                print(f"MISMATCH cumsum int32 vecs={vecs} prefetch={pf}", flush=True)
+            report("scan", "cumsum f32 2^28", f"vecs={vecs} prefetch={pf}",
+                   timeit(lambda: xp.cumulative_sum(a), repeat=repeat), ref, 8 * N)
+            report("scan", "cumsum i32 2^26", f"vecs={vecs} prefetch={pf}",
+                   timeit(lambda: xp.cumulative_sum(i), repeat=repeat), refi, 12 * (N // 4))
+    _compile.OPTIONS, _scan.VECS, _scan.PREFETCH = base_opts, d_vecs, d_pf
+    _scan.plan.cache_clear()
+    _registry.clear_memo()
+    _launch._kernels.clear()
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--groups", default="elementwise,rows,reduce")
+    ap.add_argument("--groups", default="elementwise,rows,reduce,scan")
     ap.add_argument("--json", default=None)
     ap.add_argument("--repeat", type=int, default=20)
     args = ap.parse_args(argv)

@@ -22,7 +22,9 @@
 #include "reduce.cuh"
 
 #define GP_SCAN_THREADS 256   // threads per look-back block
+#ifndef GP_SCAN_VECS
 #define GP_SCAN_VECS 8        // 16-byte vectors per thread per tile (a power of two)
+#endif
 #define GP_SCAN_HEAD 128      // workspace bytes before the tile slots (the tile counter)
 
 namespace gp {
