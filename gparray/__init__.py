@@ -13,8 +13,8 @@ from ._creation import (arange, asarray, astype, empty, empty_like, eye, full, f
 from ._data_type_functions import can_cast, finfo, iinfo, isdtype, result_type
 from ._device import Device
 from ._dlpack import from_dlpack
-from ._dtypes import (bool, complex64, complex128, float32, float64, int8, int16, int32, int64,
-                      uint8, uint16, uint32, uint64)
+from ._dtypes import (bool, complex64, complex128, float16, float32, float64, int8, int16, int32,
+                      int64, uint8, uint16, uint32, uint64)
 from ._elementwise_funcs import *  # noqa: F401,F403
 from ._elementwise_funcs import __all__ as _elementwise_all
 from ._info import __array_namespace_info__
@@ -32,6 +32,7 @@ __all__ = [
     "e", "inf", "nan", "newaxis", "pi",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float32", "float64", "complex64", "complex128",
+    "float16",  # extension dtype (not in __array_namespace_info__().dtypes())
     "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
     "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like",
     "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",

@@ -52,7 +52,7 @@ class Array:
 
     @property
     def dtype(self):
-        """Data type of the array elements (one of the 13 standard NumPy dtypes)."""
+        """Data type of the array elements (one of the 13 spec dtypes or float16; NumPy dtypes)."""
         return self._dtype
 
     @property

@@ -387,6 +387,11 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
             if not (info.min <= int(start) <= info.max and info.min <= last <= info.max):
                 raise OverflowError(f"arange: values from {start} to {last} do not fit {dtype}")
             acc, a0, st = "long long", np.int64(start), np.int64(step)
+        elif dtype in _dt._compute:
+            # float16: NumPy steps by float16(start + step) - float16(start) (its fill
+            # function works from the first two stored elements)
+            h0 = float(dtype.type(start))
+            acc, a0, st = "double", np.float64(h0), np.float64(float(dtype.type(start + step)) - h0)
         else:
             acc, a0, st = "double", np.float64(start), np.float64((start + step) - start if not all_int else step)
         launch("creation", f"gp_arange<{ctype(dtype)}, {acc}>", dev._id, (n + 255) // 256,

@@ -1,5 +1,6 @@
 """Data type functions (spec section "Data Type Functions"): can_cast, finfo, iinfo, isdtype,
 result_type. The rules live in ``_dtypes``; these are the documented public entry points.
+They accept the extension dtype float16 too, with NumPy 2's rules.
 """
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def can_cast(from_, to, /) -> bool:
         True when ``result_type(from_, to) == to``. Within a kind this is the spec's
         promotion graph; across kinds (left open by the spec) it is NumPy 2's "safe"
         casting: bool casts to every dtype, int8/uint8/int16/uint16 to float32 and up,
-        every integer to float64 and complex128, and never to a lower kind.
+        every integer to float64 and complex128, and never to a lower kind. float16
+        (extension) casts to every floating dtype; bool, int8 and uint8 cast to it.
 
     Raises
     ------
@@ -49,7 +51,8 @@ def finfo(type, /) -> _dtypes.FInfo:  # noqa: A002  (the spec's parameter name)
     -------
     FInfo
         with ``bits`` (int), ``eps``, ``max``, ``min``, ``smallest_normal`` (Python floats)
-        and ``dtype`` (the real floating-point dtype: float32 for complex64).
+        and ``dtype`` (the real floating-point dtype: float32 for complex64). float16
+        (extension) gives NumPy's values: 16 bits, eps 2**-10, max 65504.
 
     Raises
     ------
@@ -92,6 +95,7 @@ def isdtype(dtype, kind) -> bool:
         a dtype (equality); one of the kind strings ``'bool'``, ``'signed integer'``,
         ``'unsigned integer'``, ``'integral'``, ``'real floating'``, ``'complex floating'``,
         ``'numeric'``; or a tuple of dtypes and kind strings (True if any item matches).
+        The extension dtype float16 is ``'real floating'`` and ``'numeric'``.
 
     Returns
     -------

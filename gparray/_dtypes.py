@@ -1,15 +1,22 @@
-"""The 13 Array API data types, their categories, the promotion table and the dtype rules.
+"""gparray's data types: the 13 Array API dtypes plus the extension dtype float16, their
+categories, the promotion table and the dtype rules.
 
 The dtypes ARE NumPy dtype objects (``gparray.float32 is numpy.dtype("float32")``), so
 ``numpy.dtype(x.dtype)``, ``.kind``, ``.itemsize`` and ``.name`` work everywhere. Only these
-13 objects are gparray dtypes: ``_normalize_dtype`` rejects everything else (strings, Python
-types, float16, byte-swapped dtypes) with a TypeError naming the calling function.
+14 objects are gparray dtypes: ``_normalize_dtype`` rejects everything else (strings, Python
+types, byte-swapped dtypes, other NumPy dtypes) with a TypeError naming the calling function.
+
+float16 is an extension (like NumPy's, CuPy's and PyTorch's half): arrays of it can be
+created, converted, computed with (in float32, rounded to float16 on store) and reduced, and
+``isdtype(float16, "real floating")`` is True; but it is not one of the spec's dtypes, so the
+spec's lists (``_all_dtypes``, ``_real_floating_dtypes``, ... and through them
+``__array_namespace_info__().dtypes()``) leave it out. ``_supported_dtypes`` lists all 14.
 
 Promotion has three layers, all value-independent:
 
-* ``_promotion_table``: one entry per ordered pair of dtypes (169). Pairs the spec requires
-  follow the spec's tables; pairs the spec leaves open (mixed kinds, signed with uint64)
-  follow NumPy 2 exactly. ``promote_types`` reads it.
+* ``_promotion_table``: one entry per ordered pair of dtypes (196). Pairs the spec requires
+  follow the spec's tables; pairs the spec leaves open (mixed kinds, signed with uint64,
+  everything with float16) follow NumPy 2 exactly. ``promote_types`` reads it.
 * ``_result_type``: promotion of a sequence of dtypes with NumPy 2's order-independent rule
   (see its docstring); for spec-only inputs it is the plain left fold of the table.
 * ``_scalar_result_type``: Python scalars are weak (spec 2024.12+, "Mixing arrays with Python
@@ -32,7 +39,7 @@ _PyFloat = builtins.float
 _PyComplex = builtins.complex
 
 # ---------------------------------------------------------------------------------------
-# 1. The 13 dtypes
+# 1. The 13 spec dtypes and the extension dtype float16
 # ---------------------------------------------------------------------------------------
 
 bool = numpy.dtype("bool")  # noqa: A001  (the spec's name)
@@ -48,6 +55,7 @@ float32 = numpy.dtype("float32")
 float64 = numpy.dtype("float64")
 complex64 = numpy.dtype("complex64")
 complex128 = numpy.dtype("complex128")
+float16 = numpy.dtype("float16")    # extension: not a spec dtype
 
 # ---------------------------------------------------------------------------------------
 # 2. Categories (tuples, in this canonical order)
@@ -63,33 +71,55 @@ _floating_dtypes = _real_floating_dtypes + _complex_floating_dtypes
 _real_numeric_dtypes = _integer_dtypes + _real_floating_dtypes
 _numeric_dtypes = _real_numeric_dtypes + _complex_floating_dtypes
 _integer_or_boolean_dtypes = _boolean_dtypes + _integer_dtypes
-_all_dtypes = _boolean_dtypes + _numeric_dtypes
+_all_dtypes = _boolean_dtypes + _numeric_dtypes     # the spec's 13 (info().dtypes())
 
-# Category names as the spec's elementwise docs spell them ("Should have a ... data type").
+# The extension dtypes, and every dtype a gparray array can have.
+_extension_dtypes = (float16,)
+_supported_dtypes = _all_dtypes + _extension_dtypes
+
+
+def _with_float16(dtypes: tuple) -> tuple:
+    """``dtypes`` plus float16 when they hold the real floating-point dtypes."""
+    return dtypes + (float16,) if float32 in dtypes else dtypes
+
+
+# What the elementwise functions accept, by the category names the spec's elementwise docs
+# use ("Should have a ... data type"): the spec's dtypes plus float16 wherever real floats
+# are accepted.
 _dtype_categories = {
-    "all": _all_dtypes,
-    "real numeric": _real_numeric_dtypes,
-    "numeric": _numeric_dtypes,
+    "all": _with_float16(_all_dtypes),
+    "real numeric": _with_float16(_real_numeric_dtypes),
+    "numeric": _with_float16(_numeric_dtypes),
     "integer": _integer_dtypes,
     "integer or boolean": _integer_or_boolean_dtypes,
     "boolean": _boolean_dtypes,
-    "real floating-point": _real_floating_dtypes,
+    "real floating-point": _with_float16(_real_floating_dtypes),
     "complex floating-point": _complex_floating_dtypes,
-    "floating-point": _floating_dtypes,
+    "floating-point": _with_float16(_floating_dtypes),
 }
 
-# Kind names of isdtype() and __array_namespace_info__().dtypes(kind=...).
+# Kind names of isdtype() (float16 included: it is a real floating dtype). The listing
+# __array_namespace_info__().dtypes(kind=...) filters the spec's 13 with them.
 _dtype_kinds = {
     "bool": _boolean_dtypes,
     "signed integer": _signed_integer_dtypes,
     "unsigned integer": _unsigned_integer_dtypes,
     "integral": _integer_dtypes,
-    "real floating": _real_floating_dtypes,
+    "real floating": _with_float16(_real_floating_dtypes),
     "complex floating": _complex_floating_dtypes,
-    "numeric": _numeric_dtypes,
+    "numeric": _with_float16(_numeric_dtypes),
 }
 
-_real_to_complex = {float32: complex64, float64: complex128}
+# Kernels compute float16 in float32 (loads and stores convert; NumPy and CuPy do the same).
+_compute = {float16: float32}
+
+
+def _compute_dtype(dt: numpy.dtype) -> numpy.dtype:
+    """The dtype kernels compute ``dt`` values in: float32 for float16, ``dt`` otherwise."""
+    return _compute.get(dt, dt)
+
+
+_real_to_complex = {float16: complex64, float32: complex64, float64: complex128}
 _complex_to_real = {complex64: float32, complex128: float64}
 
 # ---------------------------------------------------------------------------------------
@@ -113,17 +143,17 @@ def _default_dtypes() -> dict:
 
 
 # ---------------------------------------------------------------------------------------
-# 4. Normalization: only the 13 objects are dtypes
+# 4. Normalization: only the 14 objects are dtypes
 # ---------------------------------------------------------------------------------------
 
-# Maps every NumPy dtype equal to one of the 13 (e.g. dtype("q") == dtype("l") on Linux)
+# Maps every NumPy dtype equal to one of the 14 (e.g. dtype("q") == dtype("l") on Linux)
 # to the canonical object above.
-_canonical = {dt: dt for dt in _all_dtypes}
-_DTYPE_LIST = ", ".join(dt.name for dt in _all_dtypes)
+_canonical = {dt: dt for dt in _supported_dtypes}
+_DTYPE_LIST = ", ".join(dt.name for dt in _all_dtypes) + "; extension: float16"
 
 
 def _as_dtype(obj) -> numpy.dtype | None:
-    """The canonical dtype for ``obj`` if it is one of the 13 (a numpy.dtype instance, or a
+    """The canonical dtype for ``obj`` if it is one of the 14 (a numpy.dtype instance, or a
     NumPy scalar type such as ``numpy.float32``); None for anything else, never raising."""
     if isinstance(obj, numpy.dtype):
         pass
@@ -139,7 +169,7 @@ def _as_dtype(obj) -> numpy.dtype | None:
 
 def _normalize_dtype(dtype, name: str) -> numpy.dtype | None:
     """Return the canonical dtype for ``dtype`` (None stays None); TypeError naming ``name``
-    for anything that is not one of the 13 dtypes (strings, Python types, float16, ...)."""
+    for anything that is not one of the 14 dtypes (strings, Python types, float128, ...)."""
     if dtype is None:
         return None
     dt = _as_dtype(dtype)
@@ -151,7 +181,7 @@ def _normalize_dtype(dtype, name: str) -> numpy.dtype | None:
 
 def _dtype_of(obj, name: str) -> numpy.dtype:
     """The dtype of ``obj`` when it is a dtype or an array (anything with a ``.dtype``
-    attribute holding one of the 13); TypeError naming ``name`` otherwise."""
+    attribute holding one of the 14); TypeError naming ``name`` otherwise."""
     dt = _as_dtype(obj)
     if dt is not None:
         return dt
@@ -164,7 +194,7 @@ def _dtype_of(obj, name: str) -> numpy.dtype:
 
 
 # ---------------------------------------------------------------------------------------
-# 5. The promotion table: every ordered pair of the 13 dtypes
+# 5. The promotion table: every ordered pair of the 14 dtypes
 # ---------------------------------------------------------------------------------------
 
 _promotion_table = {
@@ -348,10 +378,40 @@ _promotion_table = {
     (complex128, uint32): complex128,
     (complex64, uint64): complex128,
     (complex128, uint64): complex128,
+    # --- extension (NumPy 2): float16 with every dtype
+    #     (bool/int8/uint8 fit in float16; int16/uint16 need float32; wider integers float64)
+    (float16, float16): float16,
+    (float16, bool): float16,
+    (float16, int8): float16,
+    (float16, uint8): float16,
+    (float16, int16): float32,
+    (float16, uint16): float32,
+    (float16, int32): float64,
+    (float16, uint32): float64,
+    (float16, int64): float64,
+    (float16, uint64): float64,
+    (float16, float32): float32,
+    (float16, float64): float64,
+    (float16, complex64): complex64,
+    (float16, complex128): complex128,
+    (bool, float16): float16,
+    (int8, float16): float16,
+    (uint8, float16): float16,
+    (int16, float16): float32,
+    (uint16, float16): float32,
+    (int32, float16): float64,
+    (uint32, float16): float64,
+    (int64, float16): float64,
+    (uint64, float16): float64,
+    (float32, float16): float32,
+    (float64, float16): float64,
+    (complex64, float16): complex64,
+    (complex128, float16): complex128,
 }
 
 # Position of each dtype in NumPy's builtin type order (its type numbers): in a sequence,
 # the highest one is the "main" dtype that _result_type promotes every other dtype with.
+# float16's type number (NPY_HALF, 23) comes after all the others'.
 _numpy_order = {
     bool: 0,
     int8: 1,
@@ -366,6 +426,7 @@ _numpy_order = {
     float64: 10,
     complex64: 11,
     complex128: 12,
+    float16: 13,
 }
 
 
@@ -538,6 +599,7 @@ def _ieee(bits: int, mantissa: int, exponent_bits: int, dtype: numpy.dtype) -> F
 _finfo = {
     float32: _ieee(32, 23, 8, float32),
     float64: _ieee(64, 52, 11, float64),
+    float16: _ieee(16, 10, 5, float16),
 }
 _finfo[complex64] = _finfo[float32]
 _finfo[complex128] = _finfo[float64]
@@ -584,7 +646,7 @@ def result_type(*arrays_and_dtypes) -> numpy.dtype:
 
 def can_cast(from_, to, /) -> _PyBool:
     """True when ``from_`` (a dtype or an array) promotes to ``to``: ``promote_types(from_,
-    to) == to``. This is NumPy 2's "safe" casting on the 13 dtypes: the spec's promotion
+    to) == to``. This is NumPy 2's "safe" casting on the 14 dtypes: the spec's promotion
     graph, plus bool to anything, and integers to floating dtypes that hold them exactly."""
     src = _dtype_of(from_, "can_cast")
     dst = _as_dtype(to)

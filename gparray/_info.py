@@ -34,7 +34,8 @@ class Info:
         return _dt._default_dtypes()
 
     def dtypes(self, *, device=None, kind=None) -> dict:
-        """Supported dtypes by name, optionally filtered by ``kind`` (as in isdtype)."""
+        """The spec's dtypes by name, optionally filtered by ``kind`` (as in isdtype). The
+        extension dtype float16 is supported but not listed (it is not a spec dtype)."""
         if device is not None:
             normalize_device(device, "dtypes")
         return _dt._dtypes_of_kind(kind, "dtypes")

@@ -1,7 +1,13 @@
 """The elementwise op factory: ``UnaryOp``, ``BinaryOp`` and ``ClipOp`` objects built from one
 table entry each (see ``_elementwise_funcs.py``). They normalize operands (Python scalars are
 weak and travel to the kernel by value), check dtype categories, promote with the explicit
-table, broadcast, allocate and call the elementwise engine once (clip: twice, in place)."""
+table, broadcast, allocate and call the elementwise engine once (clip: twice, in place).
+
+float16 (an extension dtype) is computed in float32: the kernels load float16, convert,
+apply the functor in float and round the result to float16 on store, as NumPy and CuPy do
+(exact for +, -, *, /, sqrt: float32 has more than twice float16's precision). A weak
+Python scalar is rounded to float16 first, as NumPy does. ``nextafter`` is the exception
+that needs float16's own spacing: it takes float16 operands as they are."""
 from __future__ import annotations
 
 import warnings
@@ -22,8 +28,20 @@ FLOAT = "float"          # integer inputs give the default float (divide)
 REAL = "real"            # complex inputs give their real dtype (abs, real, imag)
 
 
-def _result(rule: str, dt):
-    """(output dtype, compute dtype) for promoted input dtype ``dt`` under ``rule``."""
+# Functors with a gp::half overload that take float16 operands as they are (not in float32).
+_HALF_NATIVE = frozenset({"nextafter"})
+
+
+def _result(rule: str, dt, functor: str = ""):
+    """(output dtype, compute dtype) for promoted input dtype ``dt`` under ``rule``; the
+    compute dtype of float16 is float32 unless ``functor`` takes float16 as it is."""
+    odt, ct = _rule_result(rule, dt)
+    if ct in _dt._compute and functor not in _HALF_NATIVE:
+        ct = _dt._compute_dtype(ct)
+    return odt, ct
+
+
+def _rule_result(rule: str, dt):
     if rule == PROMOTE:
         return dt, dt
     if rule == BOOL:
@@ -112,7 +130,7 @@ class UnaryOp(_TableOp):
             raise TypeError(f"{name}: expected a gparray Array, got {type(x).__name__}")
         dt = x._dtype
         _check_category(name, self.category, dt)
-        odt, ct = _result(self.rule, dt)
+        odt, ct = _result(self.rule, dt, self.functor)
         if dt not in self._fast:
             self._fast[dt] = _ew.contig_plan("unary", self.functor, odt, ct, (dt,))
         if out is None:
@@ -125,7 +143,7 @@ class UnaryOp(_TableOp):
         category (contiguous and 4-d strided with 32-bit indices)."""
         out = []
         for dt in _dt._dtype_categories[self.category]:
-            odt, ct = _result(self.rule, dt)
+            odt, ct = _result(self.rule, dt, self.functor)
             head = _expr_heads(self.functor, odt, ct, (dt,))
             out += [f"gp_unary_contig<{head}>", f"gp_unary_strided<{head}, 4, int>"]
         return out
@@ -154,7 +172,7 @@ class BinaryOp(_TableOp):
             if dt not in _dt._dtype_categories[self.category]:
                 raise TypeError(f"{name}: {x1._dtype.name} and {x2._dtype.name} promote to {dt.name}, "
                                 f"which is not of {self.category} dtype")
-            odt, ct = _result(self.rule, dt)
+            odt, ct = _result(self.rule, dt, self.functor)
             key = (x1._dtype, x2._dtype)
             if key not in self._fast:
                 self._fast[key] = _ew.contig_plan("binary", self.functor, odt, ct, key)
@@ -180,11 +198,11 @@ class BinaryOp(_TableOp):
                     and not isinstance(sc, bool) and sc < 0):
                 raise ValueError(f"{name}: integers to negative integer powers are not allowed "
                                  f"(got exponent {sc} for an array of dtype {dt.name})")
-            odt, ct = _result(self.rule, dt)
+            odt, ct = _result(self.rule, dt, self.functor)
             out = self._out(out, arr._shape, odt, arr._device, (arr,))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
-                _ew.scalar(self.functor, arr, sc, not a1, out, ct)
+                _ew.scalar(self.functor, arr, _round_scalar(sc, dt, ct), not a1, out, ct)
             return out
         raise TypeError(f"{name}: expected at least one gparray Array operand, got "
                         f"{type(x1).__name__} and {type(x2).__name__}")
@@ -207,10 +225,17 @@ class BinaryOp(_TableOp):
         return _binary_instances(self.functor, self.rule, _dt._dtype_categories[self.category])
 
 
+def _round_scalar(sc, dt, ct):
+    """A weak Python scalar for dtype ``dt`` computed in ``ct``: rounded to ``dt`` first when
+    the two differ (float16 computed in float32), so ``x16 + 0.1`` adds float16(0.1) as in
+    NumPy; unchanged otherwise."""
+    return dt.type(sc) if ct is not dt and dt in _dt._compute else sc
+
+
 def _binary_instances(functor, rule, dtypes) -> list[str]:
     out = []
     for dt in dtypes:
-        odt, ct = _result(rule, dt)
+        odt, ct = _result(rule, dt, functor)
         head = _expr_heads(functor, odt, ct, (dt, dt))
         tail = _expr_heads(functor, odt, ct, (dt,))
         out += [f"gp_binary_contig<{head}>", f"gp_binary_strided<{head}, 4, int>",
@@ -248,7 +273,7 @@ class ClipOp:
                 raise TypeError(f"{name}: {argname} must have an integer dtype when x has one "
                                 f"(got {b._dtype.name} for x of {dt.name})")
             ct = _dt.promote_types(dt, b._dtype)
-            return "array", b, ct
+            return "array", b, _dt._compute_dtype(ct)
         if isinstance(b, complex) or not isinstance(b, _PY_SCALARS):
             raise TypeError(f"{name}: expected {argname} to be None, a Python int or float, or an "
                             f"Array, got {type(b).__name__}")
@@ -260,6 +285,10 @@ class ClipOp:
             b = min(max(int(b), lo), hi)
         else:
             _dt._check_scalar_fits(dt, b, name)
+            ct = _dt._compute_dtype(dt)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                return "scalar", _round_scalar(b, dt, ct), ct
         return "scalar", b, dt
 
     def __call__(self, x, /, min=None, max=None):  # noqa: A002  (the spec's parameter names)

@@ -128,5 +128,5 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
         srt = sorter if sorter._dtype == _dt.int64 else _copy(sorter, _dt.int64)
     needles = x2 if x2._is_c_contig() else _copy(x2)
     out = _empty(x2._shape, _dt.int64, x1._device)
-    _search.searchsorted(x1, needles, out, ct, side == "right", srt)
+    _search.searchsorted(x1, needles, out, _dt._compute_dtype(ct), side == "right", srt)
     return out

@@ -3,8 +3,9 @@ std, var, cumulative_sum, cumulative_prod.
 
 Argument checks and dtype rules here; the work is one call into the reduction engine
 (gparray/_engine/_reduce.py) or the scan engine (gparray/_engine/_scan.py). Accumulation:
-float32 and float64 in double, complex in complex128, integers in 64 bits (wrapping like
-NumPy); var/std merge Welford states (one pass, no cancellation on a large mean).
+float16 (extension), float32 and float64 in double, complex in complex128, integers in 64
+bits (wrapping like NumPy); var/std merge Welford states (one pass, no cancellation on a
+large mean). Results keep the input's floating dtype (float16 stays float16, like NumPy).
 """
 from __future__ import annotations
 

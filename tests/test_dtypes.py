@@ -3,6 +3,7 @@
 Oracles: NumPy 2 (promote_types, result_type with weak Python scalars, can_cast "safe",
 finfo, iinfo, dtype.kind) for everything it defines, and the spec's promotion tables,
 transcribed below and checked against the spec's own text when the vendored spec is present.
+The extension dtype float16 follows NumPy 2 everywhere and stays out of the spec's lists.
 """
 from __future__ import annotations
 
@@ -34,6 +35,9 @@ NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
          "float32", "float64", "complex64", "complex128")
 ALL = tuple(getattr(dt, n) for n in NAMES)
 PAIRS = list(itertools.product(ALL, repeat=2))
+F16 = numpy.dtype("float16")
+SUPPORTED = ALL + (F16,)
+F16_PAIRS = [p for p in itertools.product(SUPPORTED, repeat=2) if F16 in p]
 KIND_STRINGS = ("bool", "signed integer", "unsigned integer", "integral", "real floating",
                 "complex floating", "numeric")
 # NumPy kind letters for each isdtype kind string: the oracle for membership.
@@ -204,19 +208,37 @@ def test_categories(attr, letters):
 
 
 def test_dtype_categories_dict():
+    # what the elementwise functions accept: the spec's categories, float16 wherever real
+    # floating-point dtypes are accepted
     expected = {"all": "biufc", "real numeric": "iuf", "numeric": "iufc", "integer": "iu",
                 "integer or boolean": "biu", "boolean": "b", "real floating-point": "f",
                 "complex floating-point": "c", "floating-point": "fc"}
     assert set(dt._dtype_categories) == set(expected)
     for key, letters in expected.items():
-        assert set(dt._dtype_categories[key]) == kind_set(letters), key
+        f16 = {F16} if "f" in letters else set()
+        assert set(dt._dtype_categories[key]) == kind_set(letters) | f16, key
+        assert len(dt._dtype_categories[key]) == len(set(dt._dtype_categories[key]))
+
+
+def test_float16_is_an_extension_dtype():
+    assert dt.float16 is F16 and dt._supported_dtypes == ALL + (F16,)
+    assert dt._extension_dtypes == (F16,)
+    # the spec's lists leave it out
+    for attr in ("_real_floating_dtypes", "_floating_dtypes", "_real_numeric_dtypes", "_numeric_dtypes",
+                 "_all_dtypes"):
+        assert F16 not in getattr(dt, attr), attr
+    assert dt._compute_dtype(F16) is dt.float32
+    for d in ALL:
+        assert dt._compute_dtype(d) is d
 
 
 def test_real_complex_maps():
     for r, c in dt._real_to_complex.items():
         assert numpy.dtype(c) == numpy.result_type(r, numpy.complex64)
-        assert dt._complex_to_real[c] is r
-        assert numpy.finfo(c).dtype == r
+        if r is not F16:   # float16 + complex scalar -> complex64, whose real dtype is float32
+            assert dt._complex_to_real[c] is r
+            assert numpy.finfo(c).dtype == r
+    assert dt._real_to_complex[F16] is dt.complex64
 
 
 def test_defaults():
@@ -249,8 +271,49 @@ def test_dtypes_module_imports_only_numpy_and_stdlib():
 # ---------------------------------------------------------------------------------------
 
 def test_table_has_every_ordered_pair():
-    assert set(dt._promotion_table) == set(PAIRS)
-    assert len(dt._promotion_table) == 169
+    assert set(dt._promotion_table) == set(PAIRS) | set(F16_PAIRS)
+    assert len(dt._promotion_table) == 196
+
+
+@pytest.mark.parametrize("a, b", F16_PAIRS, ids=lambda d: d.name)
+def test_float16_pairs_match_numpy(a, b):
+    got = dt._promotion_table[(a, b)]
+    assert got == numpy.promote_types(a, b)
+    assert any(got is d for d in SUPPORTED)
+    assert dt.promote_types(a, b) is got and dt.promote_types(a.type, b.type) is got
+    assert dt.result_type(a, b) is got and dt.result_type(FakeArray(a), b) is got
+
+
+def test_float16_result_type_sequences_match_numpy():
+    # NumPy's "main" dtype of a sequence with float16 is float16 (its type number is the
+    # highest): every triple, and random longer sequences in every order
+    for combo in itertools.product(SUPPORTED, repeat=3):
+        if F16 in combo:
+            assert dt._result_type(*combo) == numpy.result_type(*combo), combo
+    rng = numpy.random.default_rng(0)
+    for _ in range(300):
+        seq = [SUPPORTED[i] for i in rng.integers(0, len(SUPPORTED), 5)] + [F16]
+        rng.shuffle(seq)
+        assert dt.result_type(*seq) == numpy.result_type(*seq), seq
+
+
+@pytest.mark.parametrize("scalar", [True, 1, -3, 70000, 0.1, 1e300, float("nan"), 1j], ids=repr)
+def test_float16_with_python_scalars_matches_numpy(scalar):
+    assert dt.result_type(F16, scalar) == numpy.result_type(numpy.zeros(1, F16), scalar)
+    with numpy.errstate(all="ignore"):
+        expected = (numpy.zeros(1, F16) + scalar).dtype
+    assert dt._scalar_result_type(F16, scalar, "add") == expected
+    assert dt._check_scalar_fits(dt._scalar_result_type(F16, scalar, "add"), scalar, "add") is None
+
+
+def test_float16_check_scalar_fits_matches_numpy():
+    for value in int_edge_values(F16):
+        target = dt._scalar_result_type(F16, value, "add")
+        if numpy_overflows(F16, value):
+            with pytest.raises(OverflowError, match="^add"):
+                dt._check_scalar_fits(target, value, "add")
+        else:
+            assert dt._check_scalar_fits(target, value, "add") is None
 
 
 @pytest.mark.parametrize("a, b", PAIRS, ids=lambda d: d.name)
@@ -275,7 +338,8 @@ def test_table_matches_spec(pair):
 def test_promote_types_normalizes_and_rejects():
     assert dt.promote_types(numpy.int8, numpy.dtype("uint8")) is dt.int16
     assert dt.promote_types(numpy.dtype("q"), numpy.dtype("l")) is dt.int64
-    for bad in ("float32", numpy.float16, float, None):
+    assert dt.promote_types(numpy.float16, numpy.dtype("b")) is dt.float16
+    for bad in ("float32", numpy.longdouble, float, None):
         with pytest.raises(TypeError, match="^promote_types"):
             dt.promote_types(dt.float32, bad)
 
@@ -430,8 +494,8 @@ def test_result_type_needs_an_array_or_dtype(args):
 
 
 @pytest.mark.parametrize("bad", [
-    numpy.dtype("float16"), numpy.float16, "float32", None, float, int, _OPAQUE, [1],
-    numpy.dtype(">f4"), FakeArray(numpy.dtype("float16")), FakeArray("float32"),
+    numpy.dtype("longdouble"), numpy.longdouble, "float32", None, float, int, _OPAQUE, [1],
+    numpy.dtype(">f4"), FakeArray(numpy.dtype(">f2")), FakeArray("float32"),
     numpy.dtype("O"), numpy.floating,
 ], ids=repr)
 def test_result_type_rejects(bad):
@@ -536,7 +600,13 @@ def test_can_cast_spec_graph(a, b):
         assert dt.can_cast(a, b) == (SPEC[(a, b)] is b)
 
 
-@pytest.mark.parametrize("bad", ["float32", None, float, numpy.float16, _OPAQUE], ids=repr)
+@pytest.mark.parametrize("a, b", F16_PAIRS, ids=lambda d: d.name)
+def test_float16_can_cast_matches_numpy_safe(a, b):
+    expected = bool(numpy.can_cast(a, b, casting="safe"))
+    assert dt.can_cast(a, b) is expected and dtf.can_cast(FakeArray(a), b) is expected
+
+
+@pytest.mark.parametrize("bad", ["float32", None, float, numpy.longdouble, _OPAQUE], ids=repr)
 def test_can_cast_rejects(bad):
     with pytest.raises(TypeError, match="^can_cast"):
         dt.can_cast(bad, dt.float32)
@@ -550,7 +620,7 @@ def test_can_cast_rejects(bad):
 # finfo / iinfo
 # ---------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("d", dt._floating_dtypes, ids=lambda d: d.name)
+@pytest.mark.parametrize("d", dt._floating_dtypes + (F16,), ids=lambda d: d.name)
 def test_finfo_matches_numpy(d):
     ref = numpy.finfo(d)
     for arg in (d, FakeArray(d), d.type):
@@ -580,14 +650,14 @@ def test_iinfo_matches_numpy(d):
 
 
 @pytest.mark.parametrize("bad", list(dt._integer_or_boolean_dtypes)
-                         + [float, "float32", None, numpy.dtype("float16"), numpy.float16,
+                         + [float, "float32", None, numpy.dtype("longdouble"), numpy.longdouble,
                             FakeArray(dt.int8), 1.0], ids=repr)
 def test_finfo_rejects(bad):
     with pytest.raises(TypeError, match="^finfo"):
         dt.finfo(bad)
 
 
-@pytest.mark.parametrize("bad", [dt.bool] + list(dt._floating_dtypes)
+@pytest.mark.parametrize("bad", [dt.bool, F16] + list(dt._floating_dtypes)
                          + [int, "int32", None, numpy.dtype("int64").newbyteorder(),
                             FakeArray(dt.float32), 1], ids=repr)
 def test_iinfo_rejects(bad):
@@ -622,6 +692,15 @@ def test_isdtype_dtype_kinds(d):
     assert dt.isdtype(d.type, d) is True
 
 
+@pytest.mark.parametrize("kind", KIND_STRINGS)
+def test_isdtype_float16(kind):
+    # a real floating dtype for isdtype, though not listed by info().dtypes()
+    assert dt.isdtype(F16, kind) is (kind in ("real floating", "numeric"))
+    assert dtf.isdtype(F16, kind) is dt.isdtype(F16, kind)
+    assert dt.isdtype(F16, F16) and dt.isdtype(F16, numpy.float16) and not dt.isdtype(F16, dt.float32)
+    assert dt.isdtype(F16, ("bool", "real floating")) and not dt.isdtype(dt.float32, F16)
+
+
 def atomic_kinds():
     return st.sampled_from(ALL) | st.sampled_from(KIND_STRINGS)
 
@@ -645,13 +724,13 @@ def test_isdtype_unknown_kind(kind):
 
 
 @pytest.mark.parametrize("kind", [float, None, 1, ("numeric", ("bool",)), ("numeric", None),
-                                  numpy.dtype("float16"), ["numeric"]], ids=repr)
+                                  numpy.dtype("M8[s]"), ["numeric"]], ids=repr)
 def test_isdtype_bad_kind_type(kind):
     with pytest.raises(TypeError, match="^isdtype"):
         dt.isdtype(dt.int8, kind)
 
 
-@pytest.mark.parametrize("bad", ["float32", float, None, numpy.dtype("float16"),
+@pytest.mark.parametrize("bad", ["float32", float, None, numpy.dtype("M8[s]"),
                                  FakeArray(dt.float32)], ids=repr)
 def test_isdtype_bad_dtype(bad):
     with pytest.raises(TypeError, match="^isdtype"):
@@ -675,6 +754,14 @@ def test_normalize_accepts_the_13(d):
     assert dt._normalize_dtype(numpy.dtype(d.str), "zeros") is d
 
 
+def test_normalize_accepts_float16():
+    for obj in (F16, numpy.float16, numpy.dtype("e"), numpy.dtype("<f2")):
+        assert dt._normalize_dtype(obj, "astype") is dt.float16
+    assert dt._dtype_of(FakeArray(F16), "finfo") is dt.float16
+    with pytest.raises(TypeError, match="^zeros: expected"):
+        dt._normalize_dtype(numpy.dtype(">f2"), "zeros")
+
+
 def test_normalize_platform_aliases():
     for alias in ("q", "l", "Q", "L", "i", "I", "h", "H", "b", "B", "?", "d", "f", "D", "F"):
         nd = numpy.dtype(alias)
@@ -686,7 +773,7 @@ def test_normalize_none():
 
 
 @pytest.mark.parametrize("bad", [
-    float, int, bool, complex, "float32", "f4", "bool", numpy.float16, numpy.dtype("float16"),
+    float, int, bool, complex, "float32", "f4", "bool", "float16", numpy.dtype(">f2"),
     numpy.dtype(">f4"), numpy.dtype(">i8"), numpy.floating, numpy.number, numpy.generic,
     numpy.dtype("O"), numpy.dtype("M8[s]"), numpy.dtype("U3"), numpy.longdouble,
     numpy.dtype([("a", "f4")]), _OPAQUE, FakeArray(dt.float32), 1, numpy.float32(1),
@@ -708,6 +795,9 @@ def test_dtypes_of_kind():
         dt._dtypes_of_kind("floating")
     with pytest.raises(TypeError, match="^dtypes"):
         dt._dtypes_of_kind(dt.float32)
+    # float16 is an extension: never listed, whatever the kind
+    for kind in KIND_STRINGS + (None, ("real floating", "numeric")):
+        assert "float16" not in dt._dtypes_of_kind(kind)
 
 
 # ---------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -138,8 +139,12 @@ def _np_result_dtype(name, dt):
 def test_result_dtypes_match_numpy(name):
     op = OPS[name]
     for dt in _dt._dtype_categories[op.category]:
-        odt, ct = _result(op.rule, dt)
-        assert odt in _dt._all_dtypes and ct in _dt._all_dtypes
+        odt, ct = _result(op.rule, dt, op.functor)
+        assert odt in _dt._supported_dtypes and ct in _dt._supported_dtypes
+        if dt == np.float16:  # computed in float32; nextafter needs float16's own spacing
+            assert ct == (np.float16 if op.functor == "nextafter" else np.float32), (name, ct)
+        else:
+            assert ct != np.float16, (name, dt, ct)
         expect = _np_result_dtype(name, dt)
         if name == "imag" and dt.kind != "c":
             expect = dt
@@ -228,6 +233,10 @@ static void run_u(const void* a, void* o, long n) {
     Op op;
     for (long i = 0; i < n; ++i) ((TO*)o)[i] = gp::cast<TO>(op(gp::cast<CT>(((const TA*)a)[i])));
 }
+template <class TO, class TA>
+static void run_c(const void* a, void* o, long n) {
+    for (long i = 0; i < n; ++i) ((TO*)o)[i] = gp::cast<TO>(((const TA*)a)[i]);
+}
 template <class Op, class TO, class CT, class TA>
 static void run_b(const void* a, const void* b, void* o, long n) {
     Op op;
@@ -247,7 +256,7 @@ def _host_source():
             entries = [(kind, op.functor, _dt._dtype_categories[op.category], op.rule)]
         for kind, functor, dtypes, rule in entries:
             for dt in dtypes:
-                odt, ct = _result(rule, dt)
+                odt, ct = _result(rule, dt, functor)
                 t = f"op_{functor}, {CTYPES[odt]}, {CTYPES[ct]}, {CTYPES[dt]}"
                 if kind == "u":
                     lines.append(f'extern "C" void u_{functor}_{dt.name}(const void* a, void* o, long n) '
@@ -255,6 +264,11 @@ def _host_source():
                 else:
                     lines.append(f'extern "C" void b_{functor}_{dt.name}(const void* a, const void* b, void* o, '
                                  f"long n) {{ run_b<{t}>(a, b, o, n); }}")
+    # gp::cast between float16 and every dtype (astype's conversions)
+    for other in _dt._supported_dtypes:
+        for to, frm in dict.fromkeys(((_dt.float16, other), (other, _dt.float16))):
+            lines.append(f'extern "C" void c_{to.name}_{frm.name}(const void* a, void* o, long n) '
+                         f"{{ run_c<{CTYPES[to]}, {CTYPES[frm]}>(a, o, n); }}")
     return "\n".join(lines) + "\n"
 
 
@@ -275,6 +289,14 @@ def host(tmp_path_factory):
 class _Host:
     def __init__(self, lib):
         self.lib = lib
+
+    def cast(self, a, to):
+        """``gp::cast`` of every element of NumPy array ``a`` to dtype ``to`` (one side float16)."""
+        a = np.ascontiguousarray(a)
+        out = np.empty(a.shape, to)
+        fn = getattr(self.lib, f"c_{np.dtype(to).name}_{a.dtype.name}")
+        fn(ctypes.c_void_p(a.ctypes.data), ctypes.c_void_p(out.ctypes.data), ctypes.c_long(out.size))
+        return out
 
     def __call__(self, name, *args, functor=None):
         op = OPS[name]
@@ -304,7 +326,7 @@ TRANSCENDENTAL = {"exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos",
 # computed in double precision for complex64 (so the reference is complex128 rounded)
 COMPLEX_VIA_DOUBLE = TRANSCENDENTAL - {"atan2", "hypot", "logaddexp"} | {"sqrt", "sign"}
 COMPLEX_ARITH = {"multiply", "divide", "square", "reciprocal", "abs"}
-RTOL = {"float32": 2e-6, "float64": 1e-13, "complex64": 2e-6, "complex128": 1e-13}
+RTOL = {"float16": 1e-3, "float32": 2e-6, "float64": 1e-13, "complex64": 2e-6, "complex128": 1e-13}
 
 
 def tolerance(name, dt) -> float:
@@ -333,8 +355,8 @@ def special_values(dt) -> np.ndarray:
         fi = np.finfo(dt)
         v = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, -2.5, 2.0, 3.0, -3.0, 0.1, 10.0, -7.25, np.pi / 2,
              np.inf, -np.inf, np.nan, float(fi.tiny), float(fi.smallest_subnormal), -float(fi.tiny),
-             float(fi.max), -float(fi.max), 1e30 if dt.itemsize == 4 else 1e200, -1e-30 if dt.itemsize == 4
-             else -1e-200, 1.0 + float(fi.eps), 1.0 - float(fi.eps) / 2]
+             float(fi.max), -float(fi.max), {2: 1e4, 4: 1e30}.get(dt.itemsize, 1e200),
+             {2: -1e-4, 4: -1e-30}.get(dt.itemsize, -1e-200), 1.0 + float(fi.eps), 1.0 - float(fi.eps) / 2]
         return np.array(v, dtype=dt)
     real = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.0, 3.0, np.inf, -np.inf, np.nan,
                      1e-30 if dt.itemsize == 8 else 1e-200, 1e30 if dt.itemsize == 8 else 1e200],
@@ -359,7 +381,7 @@ def random_values(dt, n, rng, scale=10.0) -> np.ndarray:
     if dt.kind in "iu":
         info = np.iinfo(dt)
         return rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
-    real = np.float32 if dt.itemsize == 4 or dt == np.complex64 else np.float64
+    real = dt if dt.kind == "f" else (np.float32 if dt == np.complex64 else np.float64)
 
     def one():
         mag = np.exp(rng.uniform(-4, np.log(scale), n))
@@ -439,6 +461,9 @@ def reference(name, *args):
     dt = args[0].dtype
     f = _np_func(name)
     with np.errstate(all="ignore"):
+        if name in ("maximum", "minimum", "clip") and dt == np.float16:
+            # +0 vs -0 ties give the second operand as for float32/float64 (NumPy's half: the first)
+            return reference(name, *(a.astype(np.float32) for a in args)).astype(dt)
         if name == "clip":  # NumPy's clip on large arrays; its zero signs vary with the size
             return np.minimum(np.maximum(args[0], args[1]), args[2]).astype(dt)
         if name == "imag" and dt.kind != "c":
@@ -448,6 +473,9 @@ def reference(name, *args):
         if name == "floor_divide" and dt.kind == "f":  # one infinite operand: x1 / x2 (spec)
             a, b = np.broadcast_arrays(*args)
             return np.where(np.isinf(a) != np.isinf(b), a / b, np.floor_divide(a, b)).astype(dt)
+        if name == "nextafter" and dt == np.float16:  # x1 == x2 gives x2 (spec; NumPy's half: x1)
+            a, b = np.broadcast_arrays(*args)
+            return np.where(a == b, b, np.nextafter(a, b))
         if dt.kind == "c" and name == "expm1":
             return _ref_expm1_complex(args[0])
         if dt.kind == "c" and name == "log1p":
@@ -607,7 +635,7 @@ def cases(name, dt, seed=0):
         yield Case("near |1 + z| = 1 (real part relative)", name, (w.astype(dt),), None,
                    64 * np.finfo(w.real.dtype).eps, True)
     if dt.kind == "f" and name in ("floor_divide", "remainder"):
-        a = random_values(dt, 500, rng, 1e6)
+        a = random_values(dt, 500, rng, 1e6 if dt.itemsize > 2 else 6e4)
         b = random_values(dt, 500, rng, 10)
         yield Case("large / small", name, (a, b))
     if dt.kind in "iu" and name in ("bitwise_left_shift", "bitwise_right_shift"):
@@ -644,3 +672,64 @@ def test_host_clip_is_minimum_of_maximum(host):
         x, lo, hi = (random_values(dt, 300, rng) for _ in range(3))
         got = host("minimum", host("maximum", x, lo), hi)
         Case("random (min > max included)", "clip", (x, lo, hi)).check(got)
+
+
+# ----------------------------------------------------------------------------- float16 conversions
+# gp::half's host build (the same rounding as the device's cvt instructions, in software)
+# against NumPy's astype, bit for bit; NaNs keep their sign (and NumPy's payload bits).
+ALL_HALVES = np.arange(2**16, dtype=np.uint16).view(np.float16)
+
+
+def _half_inputs(dt):
+    """Values of ``dt`` that exercise the conversion to float16: every float16 value, the
+    midpoints between neighbours (ties to even), overflow to inf, subnormals, NaNs."""
+    dt = np.dtype(dt)
+    if dt.kind == "b":
+        return np.array([False, True])
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        v = np.concatenate([np.arange(-70000, 70000, 7), [0, 1, -1, 2047, 2049, 4097, 65504, 65519, 65520,
+                                                           65535, 65536, -65520, -65519]])
+        v = v[(v >= info.min) & (v <= info.max)]
+        return np.concatenate([v.astype(dt), np.array([info.min, info.max], dt)])
+    finite = ALL_HALVES[np.isfinite(ALL_HALVES)].astype(np.float64)
+    finite = np.sort(finite[finite >= 0])
+    mid = (finite[:-1] + finite[1:]) / 2                     # exact ties
+    near = np.concatenate([mid * (1 + 2.0**-20), mid * (1 - 2.0**-20)])
+    big = [65504.0, 65519.99, 65520.0, 65536.0, 1e6, 3.4e38, 2.0**-25, 2.0**-25 * 1.0001, 2.0**-26, 1e-30]
+    pos = np.concatenate([finite, mid, near, big, [np.inf, np.nan]])
+    real = np.concatenate([pos, -pos]).astype(np.float64)
+    if dt.kind == "f":
+        return real.astype(dt)
+    out = np.empty(real.size, dt)
+    out.real, out.imag = real, real[::-1]
+    return out
+
+
+def _same_halves(got, exp):
+    g, e = got.view(np.uint16), exp.view(np.uint16)
+    nan = np.isnan(exp)
+    assert np.array_equal(np.isnan(got), nan)
+    bad = np.flatnonzero(~nan & (g != e))
+    assert bad.size == 0, [(float(got[i]), float(exp[i])) for i in bad[:8]]
+    assert np.array_equal(np.signbit(got[nan]), np.signbit(exp[nan]))
+
+
+@pytest.mark.parametrize("dt", [np.dtype(d) for d in _dt._supported_dtypes], ids=lambda d: d.name)
+def test_host_float16_conversions_match_numpy(host, dt):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        x = _half_inputs(dt)
+        _same_halves(host.cast(x, np.float16), x.astype(np.float16))
+        got, exp = host.cast(ALL_HALVES, dt), ALL_HALVES.astype(dt)
+    if dt.kind in "iu":
+        # in range (truncation); NaN, inf and out-of-range values follow float32's rules
+        info = np.iinfo(dt)
+        v = ALL_HALVES.astype(np.float64)
+        ok = np.isfinite(v) & (v >= info.min) & (v < float(info.max) + 1)
+        assert np.array_equal(got[ok], exp[ok])
+    elif dt.kind in "fc":
+        assert np.array_equal(got, exp, equal_nan=True)
+        assert np.array_equal(np.signbit(got.real), np.signbit(exp.real))
+    else:
+        assert np.array_equal(got, exp)

@@ -8,10 +8,21 @@ import pytest
 from gparray._kernels import _compile, _instances, _registry
 
 
-def test_ctypes_cover_the_13_dtypes():
+def test_ctypes_cover_every_dtype():
     import gparray._dtypes as dt
 
-    assert set(_registry.CTYPES) == set(dt._all_dtypes)
+    # the 13 spec dtypes and the extension dtype float16 (gp::half in include/gp/types.cuh)
+    assert set(_registry.CTYPES) == set(dt._supported_dtypes)
+    assert _registry.ctype(dt.float16) == "gp::half"
+
+
+def test_astype_between_float32_and_float16_is_registered():
+    exprs = set(_instances.instances()["elementwise"])
+    for head in ("op_identity, gp::half, gp::half, float", "op_identity, float, float, gp::half"):
+        assert f"gp_unary_contig<{head}>" in exprs and f"gp_unary_strided<{head}, 4, int>" in exprs
+    # float16 comparisons compute in float
+    assert "gp_binary_contig<op_equal, bool, float, gp::half, gp::half>" in exprs
+    assert not [e for e in exprs if e.startswith("gp_binary_contig<op_equal, bool, gp::half")]
 
 
 def test_keys_change_with_every_input(monkeypatch):

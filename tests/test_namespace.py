@@ -24,6 +24,16 @@ def test_dtypes_are_numpy_dtypes():
         assert getattr(xp, name) == np.dtype(name)
 
 
+def test_float16_is_an_extension_dtype():
+    assert xp.float16 == np.dtype("float16") and "float16" in xp.__all__
+    info = xp.__array_namespace_info__()
+    assert "float16" not in info.dtypes() and "float16" not in info.dtypes(kind="real floating")
+    assert xp.isdtype(xp.float16, "real floating") and xp.finfo(xp.float16).eps == 2.0**-10
+    assert xp.result_type(xp.float16, xp.float32) == xp.float32
+    assert xp.result_type(xp.int8, xp.float16) == xp.float16
+    assert xp.can_cast(xp.float16, xp.float32) and not xp.can_cast(xp.float32, xp.float16)
+
+
 def test_version_and_constants():
     assert xp.__array_api_version__ == "2025.12"
     assert xp.newaxis is None and xp.inf == float("inf") and xp.e == np.e and xp.pi == np.pi

@@ -505,6 +505,10 @@ def test_sum_and_float_result_dtypes():
             assert sd == dt
         assert _reduce.float_result(dt) == (dt if dt.kind in "fc" else _dt.float64)
     assert _reduce.acc_dtype(_dt.float32) == _dt.float64
+    # float16 (extension): results stay float16, accumulated in double like NumPy's float32
+    assert _reduce.sum_dtype(_dt.float16) == _reduce.float_result(_dt.float16) == _dt.float16
+    assert _reduce.acc_dtype(_dt.float16) == _dt.float64
+    assert _reduce.reducer("sum", _dt.float16, _dt.float16) == "gp::red::op_sum<gp::half, gp::half, double>"
     assert _reduce.acc_dtype(_dt.complex64) == _dt.complex128
     assert _reduce.acc_dtype(_dt.uint8) == _dt.uint64
     assert _reduce.acc_dtype(_dt.bool) == _dt.int64
@@ -757,20 +761,23 @@ static void run(const void* a, long n, long parts, double param, void* out) {
 """
 
 _HOST_OPS = {  # name -> (reducer template, input dtypes)
-    "sum": ("op_sum<{t}, {o}, {c}>", ["bool", "int8", "int32", "int64", "uint8", "uint64", "float32",
-                                      "float64", "complex64", "complex128"]),
-    "prod": ("op_prod<{t}, {o}, {c}>", ["int8", "int64", "uint64", "float32", "float64", "complex128"]),
-    "mean": ("op_mean<{t}, {o}, {c}>", ["int32", "float32", "float64", "complex64"]),
-    "max": ("op_max<{t}>", ["bool", "int8", "uint32", "int64", "float32", "float64"]),
-    "min": ("op_min<{t}>", ["bool", "int8", "uint32", "int64", "float32", "float64"]),
-    "argmax": ("op_argmax<{t}>", ["bool", "int16", "uint64", "float32", "float64"]),
-    "argmin": ("op_argmin<{t}>", ["bool", "int16", "uint64", "float32", "float64"]),
-    "var": ("op_var<{t}, {o}, false>", ["int32", "float32", "float64"]),
-    "std": ("op_var<{t}, {o}, true>", ["float32", "float64"]),
-    "count_nonzero": ("op_count_nonzero<{t}>", ["bool", "int8", "float64", "complex64"]),
-    "all": ("op_all<{t}>", ["bool", "int32", "float32", "complex128"]),
-    "any": ("op_any<{t}>", ["bool", "int32", "float32", "complex128"]),
+    "sum": ("op_sum<{t}, {o}, {c}>", ["bool", "int8", "int32", "int64", "uint8", "uint64", "float16",
+                                      "float32", "float64", "complex64", "complex128"]),
+    "prod": ("op_prod<{t}, {o}, {c}>", ["int8", "int64", "uint64", "float16", "float32", "float64",
+                                        "complex128"]),
+    "mean": ("op_mean<{t}, {o}, {c}>", ["int32", "float16", "float32", "float64", "complex64"]),
+    "max": ("op_max<{t}>", ["bool", "int8", "uint32", "int64", "float16", "float32", "float64"]),
+    "min": ("op_min<{t}>", ["bool", "int8", "uint32", "int64", "float16", "float32", "float64"]),
+    "argmax": ("op_argmax<{t}>", ["bool", "int16", "uint64", "float16", "float32", "float64"]),
+    "argmin": ("op_argmin<{t}>", ["bool", "int16", "uint64", "float16", "float32", "float64"]),
+    "var": ("op_var<{t}, {o}, false>", ["int32", "float16", "float32", "float64"]),
+    "std": ("op_var<{t}, {o}, true>", ["float16", "float32", "float64"]),
+    "count_nonzero": ("op_count_nonzero<{t}>", ["bool", "int8", "float16", "float64", "complex64"]),
+    "all": ("op_all<{t}>", ["bool", "int32", "float16", "float32", "complex128"]),
+    "any": ("op_any<{t}>", ["bool", "int32", "float16", "float32", "complex128"]),
 }
+# results rounded to float16 (accumulated in double) agree to its precision
+_RTOL16 = 1e-3
 
 
 def _host_out_dtype(name, dt):
@@ -851,22 +858,22 @@ def test_host_reducers_match_numpy(reducers, name, n):
                 if o.kind in "fc":
                     ref = getattr(np, name)(a.astype(_reduce.acc_dtype(o)))
                     atol = 8 * np.finfo(np.float32).eps * np.sum(np.abs(a)) if (o == "float32" and name == "sum") else 1e-300
-                    np.testing.assert_allclose(got, ref, rtol=1e-6 if o in ("float32", "complex64") else 1e-12,
-                                               atol=atol)
+                    rtol = _RTOL16 if o == "float16" else 1e-6 if o in ("float32", "complex64") else 1e-12
+                    np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol)
                 else:
                     assert got == getattr(np, name)(a, dtype=o), (dt, parts)
             elif name == "mean":
                 ref = np.mean(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)) if n else np.nan
                 if n:  # float32 chunks add in float32: a few roundings of the magnitudes
                     atol = 8 * np.finfo(np.float32).eps * np.mean(np.abs(a)) if a.dtype == np.float32 else 0
-                    np.testing.assert_allclose(got, ref, rtol=1e-6, atol=atol)
+                    np.testing.assert_allclose(got, ref, rtol=_RTOL16 if dt == "float16" else 1e-6, atol=atol)
                 else:
                     assert np.isnan(got)
             elif name in ("var", "std"):
                 ref = np.var(a.astype(np.float64)) if n else np.nan
                 ref = np.sqrt(ref) if name == "std" else ref
                 if n:
-                    np.testing.assert_allclose(got, ref, rtol=1e-6, atol=1e-12)
+                    np.testing.assert_allclose(got, ref, rtol=_RTOL16 if dt == "float16" else 1e-6, atol=1e-12)
                 else:
                     assert np.isnan(got)
             elif name == "count_nonzero":
@@ -887,6 +894,12 @@ def test_host_nan_ties_and_wrapping(reducers, parts):
     s = np.array([-np.inf] * 10 + [np.inf] * 3)
     assert reducers("argmax", s, parts) == 10 and reducers("argmin", s, parts) == 0
     assert reducers("max", s.astype(np.float32), parts) == np.inf
+    h = f.astype(np.float16)   # float16: limits and NaN tests through gp::half
+    assert np.isnan(reducers("max", h, parts)) and np.isnan(reducers("min", h, parts))
+    assert reducers("argmax", h, parts) == 2 and reducers("argmin", h, parts) == 2
+    assert reducers("max", s.astype(np.float16), parts) == np.inf
+    assert reducers("min", s.astype(np.float16), parts) == -np.inf
+    assert reducers("argmax", t.astype(np.float16), parts) == 0
     w = np.array([2**62] * 9, dtype=np.int64)
     assert reducers("sum", w, parts) == np.sum(w) and reducers("prod", w, parts) == np.prod(w)
     u = np.array([2**63 + 5] * 7, dtype=np.uint64)

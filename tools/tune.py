@@ -175,6 +175,7 @@ def group_reduce(repeat):
     import cupy as cp
     import torch
     import gparray as xp
+    from gparray._engine import _reduce
     a_cp = cp.random.default_rng(1).standard_normal(N, dtype=cp.float32)
     m_cp = a_cp.reshape(M, M)
     ta, tm = torch.from_dlpack(a_cp), torch.from_dlpack(m_cp)

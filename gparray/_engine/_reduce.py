@@ -185,8 +185,9 @@ def float_result(dtype):
 
 
 def acc_dtype(out_dtype):
-    """Accumulator of sum/prod/mean/scans: double for real floats, complex128 for complex,
-    64-bit integers (same signedness; bool counts as signed) otherwise."""
+    """Accumulator of sum/prod/mean/scans: double for real floats (float16 included),
+    complex128 for complex, 64-bit integers (same signedness; bool counts as signed)
+    otherwise."""
     k = out_dtype.kind
     if k == "f":
         return _dt.float64
@@ -277,7 +278,7 @@ def default_reducers() -> list[tuple]:
     """(reducer, input dtype) for every op and input dtype the namespace reduces with its
     default result dtypes."""
     out = []
-    for dt in _dt._all_dtypes:
+    for dt in _dt._supported_dtypes:
         kind = dt.kind
         sd = sum_dtype(dt)
         out += [(reducer("sum", dt, sd), dt), (reducer("prod", dt, sd), dt)]
@@ -299,8 +300,9 @@ _MAIN_DTYPES = frozenset({"bool", "int32", "int64", "float32", "float64", "compl
 def instances() -> list[str]:
     """Registered "reduce" instances (32-bit index, ND=4): for bool, int32, int64, float32,
     float64 and complex128 inputs every strategy variant (inner warp/block x contig/strided,
-    outer scalar/vector, both second passes); for the other dtypes the whole-array pair
-    (contiguous block reduction + warp second pass). Others compile on first use."""
+    outer scalar/vector, both second passes); for the other dtypes (float16 included) the
+    whole-array pair (contiguous block reduction + warp second pass). Others compile on
+    first use."""
     out = []
     for rd, dt in default_reducers():
         if dt.name not in _MAIN_DTYPES:

@@ -146,13 +146,14 @@ def scan(op: str, x, axis: int, out, initial: bool = False) -> None:
 
 
 def instances() -> list[str]:
-    """Registered "scan" instances: cumulative_sum/prod of every dtype with its default
-    result dtype, look-back (contig and strided) and thread-per-line, ND=4, 32-bit index."""
+    """Registered "scan" instances: cumulative_sum/prod of every dtype (float16 included)
+    with its default result dtype, look-back (contig and strided) and thread-per-line, ND=4,
+    32-bit index."""
     from .. import _dtypes as _dt
     from ._reduce import sum_dtype
 
     out = []
-    for dt in _dt._all_dtypes:
+    for dt in _dt._supported_dtypes:
         for op in ("sum", "prod"):
             rd = reducer(op, dt, sum_dtype(dt))
             out += [f"gp_scan_lookback<{rd}, true, 4, int>", f"gp_scan_lookback<{rd}, false, 4, int>",

@@ -80,14 +80,16 @@ def searchsorted(x1, x2, out, ct, right: bool, sorter=None) -> None:
 
 def instances() -> list[str]:
     """Registered "search" instances: nonzero (contiguous, ND=4, every dtype) and
-    searchsorted of same-dtype real operands, both sides, with and without a sorter."""
+    searchsorted of same-dtype real operands (float16 compared in float), both sides, with
+    and without a sorter."""
     out = []
-    for dt in _dt._all_dtypes:
+    for dt in _dt._supported_dtypes:
         t = ctype(dt)
+        c = ctype(_dt._compute_dtype(dt))
         out += [f"gp_nonzero_count<{t}, true, 4, int>", f"gp_nonzero_write<{t}, true, 4, 4, int>",
                 f"gp_nonzero_count<{t}, false, 4, int>", f"gp_nonzero_write<{t}, false, 4, 4, int>"]
         if dt.kind != "c":
             for side in ("false", "true"):
                 for srt in ("false", "true"):
-                    out.append(f"gp_searchsorted<{t}, {t}, {t}, {side}, {srt}>")
+                    out.append(f"gp_searchsorted<{t}, {t}, {c}, {side}, {srt}>")
     return out

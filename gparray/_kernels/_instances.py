@@ -1,10 +1,13 @@
 """The kernel instances gparray's foundation can launch, by family.
 
 Used by the CPU-tier compile-all test and by ``python -m gparray.warmup``. Op tables of
-later families add theirs through ``instances(ops=...)``'s ``extra`` hooks.
+later families add theirs through ``instances(ops=...)``'s ``extra`` hooks. Every dtype of
+``CTYPES`` is covered, the extension dtype float16 included (so ``astype`` between float32
+and float16 is in the warm cache).
 """
 from __future__ import annotations
 
+from .. import _dtypes as _dt
 from ._registry import CTYPES
 
 ALL = list(CTYPES)
@@ -61,18 +64,19 @@ def core_elementwise_instances() -> list[str]:
     out = []
     for dt in ALL:
         c = _c(dt)
+        ct = _c(_dt._compute_dtype(dt))   # float16 compares in float (see _ops)
         for op in ("equal", "not_equal"):
-            out.append(f"gp_binary_contig<op_{op}, bool, {c}, {c}, {c}>")
-            out.append(f"gp_binary_strided<op_{op}, bool, {c}, {c}, {c}, 4, int>")
+            out.append(f"gp_binary_contig<op_{op}, bool, {ct}, {c}, {c}>")
+            out.append(f"gp_binary_strided<op_{op}, bool, {ct}, {c}, {c}, 4, int>")
             for sw in ("false", "true"):
-                out.append(f"gp_scalar_contig<op_{op}, bool, {c}, {c}, {sw}>")
+                out.append(f"gp_scalar_contig<op_{op}, bool, {ct}, {c}, {sw}>")
         if dt.kind != "c":
             for op in ("less", "less_equal", "greater", "greater_equal"):
-                out.append(f"gp_binary_contig<op_{op}, bool, {c}, {c}, {c}>")
-                out.append(f"gp_scalar_contig<op_{op}, bool, {c}, {c}, false>")
+                out.append(f"gp_binary_contig<op_{op}, bool, {ct}, {c}, {c}>")
+                out.append(f"gp_scalar_contig<op_{op}, bool, {ct}, {c}, false>")
         if dt.kind in "fc":
             for op in ("isnan", "isinf", "isfinite"):
-                out.append(f"gp_unary_contig<op_{op}, bool, {c}, {c}>")
+                out.append(f"gp_unary_contig<op_{op}, bool, {ct}, {c}>")
     for op in ("logical_and", "logical_or", "logical_xor"):
         out.append(f"gp_binary_contig<op_{op}, bool, bool, bool, bool>")
     out.append("gp_unary_contig<op_logical_not, bool, bool, bool>")

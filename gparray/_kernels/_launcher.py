@@ -22,7 +22,7 @@ _CODES = {
     np.dtype("bool"): "?", np.dtype("int8"): "b", np.dtype("uint8"): "B",
     np.dtype("int16"): "h", np.dtype("uint16"): "H", np.dtype("int32"): "i",
     np.dtype("uint32"): "I", np.dtype("int64"): "q", np.dtype("uint64"): "Q",
-    np.dtype("float32"): "f", np.dtype("float64"): "d",
+    np.dtype("float16"): "e", np.dtype("float32"): "f", np.dtype("float64"): "d",
 }
 _PLAIN, _COMPLEX, _BYTES = 0, 1, 2
 _BUFSIZE = 4096  # the kernel parameter limit of older drivers; our largest struct is ~2 KiB

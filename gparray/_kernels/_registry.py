@@ -30,6 +30,7 @@ CTYPES = {
     np.dtype("float64"): "double",
     np.dtype("complex64"): "gp::complex64",
     np.dtype("complex128"): "gp::complex128",
+    np.dtype("float16"): "gp::half",     # extension dtype (storage only: computed in float)
 }
 
 _functions: dict = {}          # (device_id, family, expr) -> cupy Function

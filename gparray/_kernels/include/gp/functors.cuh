@@ -74,6 +74,19 @@ template <> __device__ __forceinline__ bool isinf_(double v) { return isinf(v); 
 template <> __device__ __forceinline__ bool isinf_(complex64 v) { return isinf(v.re) || isinf(v.im); }
 template <> __device__ __forceinline__ bool isinf_(complex128 v) { return isinf(v.re) || isinf(v.im); }
 
+// ------------------------------------------------------------------------- float16
+// float16 values reach the functors as float (their compute type), except for nextafter,
+// which needs float16's own spacing: op_nextafter finds this overload by argument-dependent
+// lookup. NaN if either operand is NaN, x2 when x1 == x2 (the spec), else one unit toward x2.
+__device__ __forceinline__ half nextafter(half x, half y) {
+    const unsigned int a = x.bits, b = y.bits;
+    if (detail::h_isnan(x.bits) || detail::h_isnan(y.bits)) return half::from_bits(0x7e00u);
+    if (x == y) return y;
+    if ((a & 0x7fffu) == 0) return half::from_bits(static_cast<unsigned short>((b & 0x8000u) | 1u));
+    const bool toward_plus = x < y, negative = (a & 0x8000u) != 0;
+    return half::from_bits(static_cast<unsigned short>(toward_plus != negative ? a + 1 : a - 1));
+}
+
 }  // namespace gp
 
 struct op_identity { template <class T> __device__ __forceinline__ T operator()(T a) const { return a; } };
