@@ -261,6 +261,85 @@ def group_scan(repeat):
     _launch._kernels.clear()
 
 
+def group_host(repeat):
+    """Host time per call on small inputs (GPU work negligible), and the big cases timed one
+    call per event pair (as bench/) versus 10 calls back to back between two events."""
+    import time
+    import cupy as cp
+    import torch
+    import gparray as xp
+    n = 4096
+    a_cp = cp.random.default_rng(1).standard_normal(n, dtype=cp.float32)
+    b_cp = cp.random.default_rng(2).standard_normal(n, dtype=cp.float32)
+    m_cp = a_cp.reshape(64, 64)
+    a, b, m = xp.from_dlpack(a_cp), xp.from_dlpack(b_cp), xp.from_dlpack(m_cp)
+    ta, tb, tm = (torch.from_dlpack(x) for x in (a_cp, b_cp, m_cp))
+    ops = {
+        "a + b": (lambda: a + b, lambda: ta + tb),
+        "a > 0": (lambda: a > 0, lambda: ta > 0),
+        "exp(a)": (lambda: xp.exp(a), lambda: torch.exp(ta)),
+        "where(a>0,a,b)": (lambda: xp.where(a > 0, a, b), lambda: torch.where(ta > 0, ta, tb)),
+        "a[::2] + b[::2]": (lambda: a[::2] + b[::2], lambda: ta[::2] + tb[::2]),
+        "astype f16": (lambda: xp.astype(a, xp.float16), lambda: ta.to(torch.float16)),
+        "sum(a)": (lambda: xp.sum(a), lambda: torch.sum(ta)),
+        "sum(m, axis=1)": (lambda: xp.sum(m, axis=1), lambda: torch.sum(tm, dim=1)),
+        "sum(m, axis=0)": (lambda: xp.sum(m, axis=0), lambda: torch.sum(tm, dim=0)),
+        "argmax(m, axis=1)": (lambda: xp.argmax(m, axis=1), lambda: torch.argmax(tm, dim=1)),
+        "var(a)": (lambda: xp.var(a), lambda: torch.var(ta, correction=0)),
+        "cumsum(a)": (lambda: xp.cumulative_sum(a), lambda: torch.cumsum(ta, 0)),
+    }
+
+    def host_us(fn, k=2000):
+        for _ in range(50):
+            fn()
+        cp.cuda.Device().synchronize()
+        t = time.perf_counter()
+        for _ in range(k):
+            fn()
+        dt = (time.perf_counter() - t) / k * 1e6
+        cp.cuda.Device().synchronize()
+        return dt
+    for name, (g, t) in ops.items():
+        hg, ht = host_us(g), host_us(t)
+        print(f"host         {name:22s} gparray {hg:6.1f} us  torch {ht:6.1f} us", flush=True)
+        results.append({"group": "host", "case": name, "gparray_us": hg, "torch_us": ht})
+
+    def b2b(fn, k=10):
+        for _ in range(3):
+            fn()
+        cp.cuda.Device().synchronize()
+        times = []
+        for _ in range(repeat):
+            s, e = cp.cuda.Event(), cp.cuda.Event()
+            s.record()
+            for _ in range(k):
+                fn()
+            e.record()
+            e.synchronize()
+            times.append(cp.cuda.get_elapsed_time(s, e) / k)
+        return statistics.median(times)
+    A_cp = cp.random.default_rng(1).standard_normal(N, dtype=cp.float32)
+    B_cp = cp.random.default_rng(2).standard_normal(N, dtype=cp.float32)
+    M_cp = A_cp.reshape(M, M)
+    A, B, MM = xp.from_dlpack(A_cp), xp.from_dlpack(B_cp), xp.from_dlpack(M_cp)
+    TA, TB, TM = (torch.from_dlpack(x) for x in (A_cp, B_cp, M_cp))
+    big = {
+        "sum all": (lambda: xp.sum(A), lambda: torch.sum(TA)),
+        "sum axis=1": (lambda: xp.sum(MM, axis=1), lambda: torch.sum(TM, dim=1)),
+        "sum axis=0": (lambda: xp.sum(MM, axis=0), lambda: torch.sum(TM, dim=0)),
+        "a > 0": (lambda: A > 0, lambda: TA > 0),
+        "a[::2] + b[::2]": (lambda: A[::2] + B[::2], lambda: TA[::2] + TB[::2]),
+        "cumsum": (lambda: xp.cumulative_sum(A), lambda: torch.cumsum(TA, 0)),
+        "astype f16": (lambda: xp.astype(A, xp.float16), lambda: TA.to(torch.float16)),
+    }
+    for name, (g, t) in big.items():
+        r = {"group": "b2b", "case": name, "gparray_single": timeit(g, repeat=repeat), "gparray_b2b": b2b(g),
+             "torch_single": torch_time(t, repeat), "torch_b2b": b2b(t)}
+        results.append(r)
+        print(f"b2b          {name:22s} gparray single {r['gparray_single']:.4f} b2b {r['gparray_b2b']:.4f} | "
+              f"torch single {r['torch_single']:.4f} b2b {r['torch_b2b']:.4f}", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--groups", default="elementwise,rows,reduce,scan")
@@ -280,6 +359,8 @@ def main(argv=None):
     # best variant per case
     best = {}
     for r in results:
+        if "ms" not in r:
+            continue
         key = (r["group"], r["case"])
         if key not in best or r["ms"] < best[key]["ms"]:
             best[key] = r

@@ -50,9 +50,9 @@ def index_type(n: int, spans) -> str:
 
 
 def vec_width(*itemsizes) -> int:
-    """Elements per 16-byte vector access (mirrors gp::vec_width)."""
-    big = max(itemsizes)
-    return 1 if big >= 16 else 16 // big
+    """Elements per thread access (mirrors gp::vec_width): 16 bytes of the narrowest type,
+    at most 64 bytes of the widest."""
+    return max(1, min(16 // min(itemsizes), 64 // max(itemsizes)))
 
 
 def contig_grid(n: int, *itemsizes) -> int:

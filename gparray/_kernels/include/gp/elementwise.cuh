@@ -21,11 +21,18 @@ struct alignas(sizeof(T) * N) vec_t {
     T v[N];
 };
 
+// Elements per thread access: 16 bytes of the narrowest type (so its loads/stores are
+// 16-byte vectors), but at most 64 bytes of the widest (e.g. float32 -> bool: 16 elements,
+// float32 -> float16: 8, complex128 -> bool: 4, one type of n bytes: 16 / n).
 template <class A, class B = A, class C = A>
 struct vec_width {
     static constexpr int big = sizeof(A) > sizeof(B) ? (sizeof(A) > sizeof(C) ? sizeof(A) : sizeof(C))
                                                      : (sizeof(B) > sizeof(C) ? sizeof(B) : sizeof(C));
-    static constexpr int value = big >= 16 ? 1 : 16 / big;
+    static constexpr int small = sizeof(A) < sizeof(B) ? (sizeof(A) < sizeof(C) ? sizeof(A) : sizeof(C))
+                                                       : (sizeof(B) < sizeof(C) ? sizeof(B) : sizeof(C));
+    static constexpr int by_small = small >= 16 ? 1 : 16 / small;
+    static constexpr int by_big = big >= 64 ? 1 : 64 / big;
+    static constexpr int value = by_small < by_big ? by_small : by_big;
 };
 
 template <int V, class T>
