@@ -120,10 +120,19 @@ gp_scan_lookback(typename R::out_t* __restrict__ out, const typename R::in_t* __
     A* sv = s_vec.ptr() + w * SH::SLOTS;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-        A c = (k * 32 * V < lim) ? r.map(x[k].v[0], 0) : r.identity();
+        A c;
+        if constexpr (R::f32) {  // float32 sums: a vector adds in float32, one conversion
+            float f = 0.0f;
 #pragma unroll
-        for (int q = 1; q < V; ++q)
-            if (k * 32 * V + q < lim) c = r.combine(c, r.map(x[k].v[q], 0));
+            for (int q = 0; q < V; ++q)
+                if (k * 32 * V + q < lim) f += x[k].v[q];
+            c = static_cast<A>(f);
+        } else {
+            c = (k * 32 * V < lim) ? r.map(x[k].v[0], 0) : r.identity();
+#pragma unroll
+            for (int q = 1; q < V; ++q)
+                if (k * 32 * V + q < lim) c = r.combine(c, r.map(x[k].v[q], 0));
+        }
         sv[SH::slot(k * 32 + lane)] = c;
     }
     __syncwarp();
@@ -173,10 +182,20 @@ gp_scan_lookback(typename R::out_t* __restrict__ out, const typename R::in_t* __
         gp::scan::opaque(x[k]);  // map() again here, no states kept alive across the look-back
         A acc = r.combine(wp, sv[SH::slot(k * 32 + lane)]);
         gp::vec_t<TO, V> y;
+        if constexpr (R::f32) {  // the vector's prefix rounded once, its elements in float32
+            const float pf = static_cast<float>(acc);
+            float run = 0.0f;
 #pragma unroll
-        for (int q = 0; q < V; ++q) {
-            acc = r.combine(acc, r.map(x[k].v[q], 0));
-            y.v[q] = r.finalize(acc, 0);
+            for (int q = 0; q < V; ++q) {
+                run += x[k].v[q];
+                y.v[q] = pf + run;
+            }
+        } else {
+#pragma unroll
+            for (int q = 0; q < V; ++q) {
+                acc = r.combine(acc, r.map(x[k].v[q], 0));
+                y.v[q] = r.finalize(acc, 0);
+            }
         }
         if (vout && e + V <= L) {
             *reinterpret_cast<gp::vec_t<TO, V>*>(o_line + e) = y;

@@ -75,6 +75,7 @@ __device__ __forceinline__ A tree(const R& r, A (&t)[K]);
 template <class D, class TA, class A>
 struct base {
     static constexpr bool indexed = false;  // map() ignores j: chunks may mix index runs
+    static constexpr bool f32 = false;      // a float32 sum (short runs may add in float32)
     typedef A thread_t;
     __device__ __forceinline__ const D& self() const { return static_cast<const D&>(*this); }
     __device__ __forceinline__ A fold(A a, TA v, long long j) const { return self().combine(a, self().map(v, j)); }
