@@ -205,6 +205,7 @@ def group_reduce(repeat):
             setattr(_reduce, k, settings.get(k, v))
         _reduce.plan.cache_clear()
         _reduce._packed.cache_clear()
+        _reduce._launches.clear()
         variant = " ".join(f"{k}={v}" for k, v in settings.items()) or "defaults"
         for k in keys:
             g, t, nb = cases[k]
@@ -221,6 +222,7 @@ def group_reduce(repeat):
         setattr(_reduce, k, v)
     _reduce.plan.cache_clear()
     _reduce._packed.cache_clear()
+    _reduce._launches.clear()
 
 
 def group_scan(repeat):

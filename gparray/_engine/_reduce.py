@@ -239,38 +239,68 @@ def _packed(p: Plan) -> tuple:
     return head, tail, fin
 
 
-def reduce(op: str, x, axes: tuple, out, param: float = 0.0) -> None:
-    """out (C-contiguous, the kept axes in order) = ``op`` reduced over ``axes`` of ``x``.
+_launches: dict = {}  # (op, dtypes, layout, axes, device...) -> _Launch
+_LAUNCHES_MAX = 4096
 
-    An empty reduced space gives each op's empty result (0, 1, NaN, True/False...); the
-    callers raise for max/min/argmax/argmin of nothing before coming here.
-    """
-    if out.size == 0:
-        return
+
+class _Launch(NamedTuple):
+    """Everything of one reduction's launches that does not depend on the data pointers."""
+
+    plan: Plan
+    expr: str
+    finish_expr: str
+    head: tuple
+    tail: tuple
+    fin: tuple
+    ws_bytes: int
+
+
+def _prepare(op: str, x, axes: tuple, out_dtype, aligned: bool) -> _Launch:
     isz = x._dtype.itemsize
     est = tuple(s // isz for s in x._strides)
     dev = x._device._id
-    p = plan(x._shape, est, tuple(axes), isz, ordered=op in ORDERED,
-             aligned=x._ptr % 16 == 0, sms=sm_count(dev))
-    rd = reducer(op, x._dtype, out._dtype)
-    prm = np.float64(param)
+    p = plan(x._shape, est, tuple(axes), isz, ordered=op in ORDERED, aligned=aligned, sms=sm_count(dev))
+    rd = reducer(op, x._dtype, out_dtype)
     head, tail, fin = _packed(p)
-    ws = None
-    if p.splits > 1:
-        from .._memory import alloc
-
-        ws = alloc(p.splits * p.n_out * WS_STATE_BYTES, dev)
-    ws_ptr = _ptr(ws.ptr if ws is not None else 0)
-    args = (_ptr(out._ptr), ws_ptr, _ptr(x._ptr)) + head + tail + (prm,)
     if p.strategy == "inner":
         expr = (f"gp_reduce_inner<{rd}, {p.group}, {'true' if p.contig else 'false'}, {p.unroll}, "
                 f"{p.nd}, {p.idx}>")
     else:
         expr = f"gp_reduce_outer<{rd}, {p.group}, {p.unroll}, {p.nd}, {p.idx}>"
-    launch(FAMILY, expr, dev, p.grid, args)
-    if p.finish:
-        launch(FAMILY, f"gp_reduce_finish<{rd}, {p.finish[0]}>", dev, p.finish[1],
-               (_ptr(out._ptr), ws_ptr) + fin + (prm,))
+    fexpr = f"gp_reduce_finish<{rd}, {p.finish[0]}>" if p.finish else ""
+    ws_bytes = p.splits * p.n_out * WS_STATE_BYTES if p.splits > 1 else 0
+    return _Launch(p, expr, fexpr, head, tail, fin, ws_bytes)
+
+
+def reduce(op: str, x, axes: tuple, out, param: float = 0.0) -> None:
+    """out (C-contiguous, the kept axes in order) = ``op`` reduced over ``axes`` of ``x``.
+
+    An empty reduced space gives each op's empty result (0, 1, NaN, True/False...); the
+    callers raise for max/min/argmax/argmin of nothing before coming here. The launch
+    description is memoized per (op, dtypes, layout, axes, alignment, device).
+    """
+    if out.size == 0:
+        return
+    aligned = x._ptr % 16 == 0
+    key = (op, x._dtype, out._dtype, x._shape, x._strides, axes, aligned, x._device._id)
+    lp = _launches.get(key)
+    if lp is None:
+        lp = _prepare(op, x, axes, out._dtype, aligned)
+        if len(_launches) >= _LAUNCHES_MAX:
+            _launches.clear()
+        _launches[key] = lp
+    dev = x._device._id
+    p = lp.plan
+    prm = np.float64(param)
+    ws = None
+    if lp.ws_bytes:
+        from .._memory import alloc
+
+        ws = alloc(lp.ws_bytes, dev)
+    ws_ptr = _ptr(ws.ptr if ws is not None else 0)
+    launch(FAMILY, lp.expr, dev, p.grid, (_ptr(out._ptr), ws_ptr, _ptr(x._ptr)) + lp.head + lp.tail + (prm,))
+    if lp.finish_expr:
+        launch(FAMILY, lp.finish_expr, dev, p.finish[1], (_ptr(out._ptr), ws_ptr) + lp.fin + (prm,))
 
 
 # ---------------------------------------------------------------------------- instances
