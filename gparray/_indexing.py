@@ -190,11 +190,50 @@ def _resolve_0d(key):
     return out
 
 
+_views: dict = {}  # (shape, strides, key signature) -> (offset, shape, strides) of a VIEW
+_VIEWS_MAX = 4096
+
+
+def _entry_sig(k):
+    t = type(k)
+    if t is slice:
+        a, b, c = k.start, k.stop, k.step
+        if (a is None or type(a) is int) and (b is None or type(b) is int) and (c is None or type(c) is int):
+            return (0, a, b, c)
+        return None
+    if t is int:
+        return (1, k)
+    if k is None:
+        return (2,)
+    if k is Ellipsis:
+        return (3,)
+    return None
+
+
+def _key_sig(key):
+    """A hashable signature of a key made only of ints, int slices, None and ..., else None
+    (types are part of it: True and 1 index differently)."""
+    if type(key) is tuple:
+        sig = tuple(_entry_sig(k) for k in key)
+        return None if None in sig else (4,) + sig
+    return _entry_sig(key)
+
+
 def getitem(x, key):
-    """``x[key]``: a view for basic keys."""
+    """``x[key]``: a view for basic keys (views of int/slice/None/... keys are memoized per
+    layout)."""
+    sig = _key_sig(key)
+    if sig is not None:
+        v = _views.get((x._shape, x._strides, sig))
+        if v is not None:
+            return x._view(x._offset + v[0], v[1], v[2])
     key = _resolve_0d(key)
     p = plan(x._shape, x._strides, key)
     if p.kind is PlanKind.VIEW:
+        if sig is not None:
+            if len(_views) >= _VIEWS_MAX:
+                _views.clear()
+            _views[(x._shape, x._strides, sig)] = (p.offset, p.shape, p.strides)
         return x._view(x._offset + p.offset, p.shape, p.strides)
     raise IndexError(f"__getitem__: {p.kind.value} indexing (integer or boolean arrays) is not "
                      "supported yet; only basic indexing (ints, slices, ..., None) is")

@@ -19,6 +19,7 @@ from ._engine._shapes import broadcast_shapes
 from ._kernels._registry import ctype
 
 _PY_SCALARS = (bool, int, float, complex)
+_FLOAT_MAX = {_dt.float32: 3.4028234663852886e38, _dt.float64: 1.7976931348623157e308}
 
 # result rules: how the output dtype follows from the promoted input dtype
 PROMOTE = "promote"      # output = promoted dtype (add, multiply, ...)
@@ -104,6 +105,7 @@ class _TableOp:
 
     def __init__(self, name: str, category: str, functor: str, rule: str = PROMOTE, doc: str = ""):
         self._fast = {}
+        self._sfast = {}
         self.__name__ = self.__qualname__ = name
         self.category = category
         self.functor = functor
@@ -153,12 +155,40 @@ class BinaryOp(_TableOp):
     """An elementwise function of two operands (arrays or Python scalars; one table entry)."""
 
     def __call__(self, x1, x2, /):
-        # fast path: two C-contiguous arrays of one shape on one device, dtypes seen before
-        if type(x1) is Array and type(x2) is Array and x1._shape == x2._shape and x1._device is x2._device:
-            plan = self._fast.get((x1._dtype, x2._dtype))
-            if plan is not None and x1._is_c_contig() and x2._is_c_contig():
-                return _ew.binary_contig_new(plan, x1, x2)
+        t1, t2 = type(x1), type(x2)
+        if t1 is Array:
+            # fast paths: two C-contiguous arrays of one shape on one device, dtypes seen
+            # before; or a C-contiguous array and a Python float/int within the range the
+            # plan recorded (the checks of _apply passed once for this dtype and type)
+            if t2 is Array:
+                if x1._shape == x2._shape and x1._device is x2._device:
+                    plan = self._fast.get((x1._dtype, x2._dtype))
+                    if plan is not None and x1._is_c_contig() and x2._is_c_contig():
+                        return _ew.binary_contig_new(plan, x1, x2)
+            elif t2 is float or t2 is int:
+                sp = self._sfast.get((x1._dtype, t2, False))
+                if sp is not None and sp[4] <= x2 <= sp[5] and x1._is_c_contig():
+                    return _ew.scalar_contig_new(sp, x1, x2)
+        elif t2 is Array and (t1 is float or t1 is int):
+            sp = self._sfast.get((x2._dtype, t1, True))
+            if sp is not None and sp[4] <= x1 <= sp[5] and x2._is_c_contig():
+                return _ew.scalar_contig_new(sp, x2, x1)
         return self._apply(x1, x2, None)
+
+    def _record_scalar_plan(self, arr, sc, swap, dt, odt, ct):
+        """Remember the contiguous scalar launch for (arr dtype, scalar type, side) when the
+        scalar passes to the kernel unchanged (ct is the promoted dtype: no float16
+        rounding) and the checks of _apply depend only on the scalar's range."""
+        t = type(sc)
+        if t not in (float, int) or ct != dt or dt != arr._dtype or self.functor == "pow":
+            return
+        if dt.kind in "iu":
+            lo, hi = _dt._int_bounds[dt]
+        elif dt in _FLOAT_MAX:
+            lo, hi = -_FLOAT_MAX[dt], _FLOAT_MAX[dt]
+        else:
+            return
+        self._sfast[(arr._dtype, t, swap)] = _ew.scalar_plan(self.functor, odt, ct, arr._dtype, swap) + (lo, hi)
 
     def _apply(self, x1, x2, out):
         name = self.__name__
@@ -199,6 +229,8 @@ class BinaryOp(_TableOp):
                 raise ValueError(f"{name}: integers to negative integer powers are not allowed "
                                  f"(got exponent {sc} for an array of dtype {dt.name})")
             odt, ct = _result(self.rule, dt, self.functor)
+            if out is None:
+                self._record_scalar_plan(arr, sc, not a1, dt, odt, ct)
             out = self._out(out, arr._shape, odt, arr._device, (arr,))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)

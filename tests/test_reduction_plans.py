@@ -43,10 +43,13 @@ def test_small_whole_array_is_not_split():
     assert (p.strategy, p.group, p.contig, p.splits, p.finish, p.grid) == ("inner", 32, True, 1, (), 1)
 
 
-def test_many_long_rows_get_a_warp_each():
-    # enough rows to fill every SM with warps: a warp streams each row (no block barrier)
+def test_many_long_rows():
+    # a block per row for sums; argmax (more work per element) gets a warp per row once the
+    # rows fill every SM with warps (no block barrier)
     p = _plan((16384, 16384), (1,))
-    assert (p.strategy, p.group, p.contig, p.splits, p.grid) == ("inner", 32, True, 1, 16384 // 8)
+    assert (p.strategy, p.group, p.contig, p.splits, p.grid) == ("inner", 256, True, 1, 16384)
+    q = _plan((16384, 16384), (1,), ordered=True)
+    assert (q.strategy, q.group, q.contig, q.splits, q.grid) == ("inner", 32, True, 1, 16384 // 8)
 
 
 def test_fewer_long_rows_get_a_block_each():

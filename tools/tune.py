@@ -244,6 +244,7 @@ def group_scan(repeat):
             _compile.OPTIONS = base_opts + (f"-DGP_SCAN_VECS={vecs}",)
             _scan.VECS, _scan.PREFETCH = vecs, pf
             _scan.plan.cache_clear()
+            _scan._launches.clear()
             _registry.clear_memo()
             _launch._kernels.clear()
             got = torch.from_dlpack(xp.cumulative_sum(a)).double()
@@ -259,6 +260,7 @@ def group_scan(repeat):
                    timeit(lambda: xp.cumulative_sum(i), repeat=repeat), refi, 12 * (N // 4))
     _compile.OPTIONS, _scan.VECS, _scan.PREFETCH = base_opts, d_vecs, d_pf
     _scan.plan.cache_clear()
+    _scan._launches.clear()
     _registry.clear_memo()
     _launch._kernels.clear()
 

@@ -52,6 +52,26 @@ def binary_contig_new(plan, a, b):
     return out
 
 
+def scalar_plan(functor: str, odt, ct, adt, swap: bool) -> tuple:
+    """(odt, expr, tile, scalar type) for gp_scalar_contig of ``functor``."""
+    expr = (f"gp_scalar_contig<op_{functor}, {ctype(odt)}, {ctype(ct)}, {ctype(adt)}, "
+            f"{'true' if swap else 'false'}>")
+    tile = BLOCK * vec_width(odt.itemsize, adt.itemsize) * UNROLL
+    return (odt, expr, tile, ct.type)
+
+
+def scalar_contig_new(plan, x, value):
+    """New array = op(x, value) (or op(value, x)) for C-contiguous ``x`` (plan from scalar_plan)."""
+    odt, expr, tile, st = plan[:4]
+    shape = x._shape
+    dev = x._device
+    out = _new_contig(shape, odt, dev)
+    n = prod(shape)
+    if n:
+        launch(FAMILY, expr, dev._id, (n + tile - 1) // tile, (_ptr(out._ptr), _ptr(x._ptr), st(value), _i64(n)))
+    return out
+
+
 def unary_contig_new(plan, x):
     """New array = op(x) for C-contiguous ``x`` (plan from contig_plan)."""
     odt, expr, tile = plan
@@ -128,21 +148,47 @@ def unary(op: str, x, out, ct) -> None:
     _strided("unary", head, out, (x,), (), merged)
 
 
+_binary_launches: dict = {}  # (op, dtypes, layouts) -> (expr, grid, swap, extra args)
+_LAUNCHES_MAX = 4096
+
+
 def binary(op: str, a, b, out, ct) -> None:
-    """out[...] = op(a, b) with compute type ``ct``; ``a`` and ``b`` broadcast to ``out``."""
+    """out[...] = op(a, b) with compute type ``ct``; ``a`` and ``b`` broadcast to ``out``.
+    The launch description (variant, grid, layout arguments) is memoized per layout."""
     n = out.size
     if n == 0:
         return
+    key = (op, ct, out._dtype, a._dtype, b._dtype, out._shape, out._strides, a._shape, a._strides,
+           b._shape, b._strides)
+    d = _binary_launches.get(key)
+    if d is None:
+        d = _binary_desc(op, a, b, out, ct)
+        if len(_binary_launches) >= _LAUNCHES_MAX:
+            _binary_launches.clear()
+        _binary_launches[key] = d
+    expr, grid, swap, extra = d
+    x, y = (b, a) if swap else (a, b)
+    launch(FAMILY, expr, out._device._id, grid, (_ptr(out._ptr), _ptr(x._ptr), _ptr(y._ptr)) + extra)
+
+
+def _binary_desc(op, a, b, out, ct) -> tuple:
+    """(expr, grid, swap operands, extra arguments) of the launch for binary()."""
+    n = out.size
     head = f"op_{op}, {ctype(out._dtype)}, {ctype(ct)}, {ctype(a._dtype)}, {ctype(b._dtype)}"
     merged = _merged_or_flat(out, (a, b))
     if merged is None:
-        launch(FAMILY, f"gp_binary_contig<{head}>", out._device._id,
-               contig_grid(n, out._dtype.itemsize, a._dtype.itemsize, b._dtype.itemsize),
-               (_ptr(out._ptr), _ptr(a._ptr), _ptr(b._ptr), _i64(n)))
-        return
-    if _binary_2d(op, a, b, out, ct, head, merged):
-        return
-    _strided("binary", head, out, (a, b), (), merged)
+        return (f"gp_binary_contig<{head}>",
+                contig_grid(n, out._dtype.itemsize, a._dtype.itemsize, b._dtype.itemsize), False, (_i64(n),))
+    d = _binary_2d(op, a, b, out, ct, head, merged)
+    if d is not None:
+        return d
+    shape, strides = merged
+    nd = nd_template(len(shape))
+    spans = [_shapes.span_elements(shape, st) for st in strides]
+    idx = index_type(n, spans)
+    prm = strided_params(shape, strides, nd)
+    nparam = np.int32(n) if idx == "int" else _i64(n)
+    return (f"gp_binary_strided<{head}, {nd}, {idx}>", strided_grid(n), False, (prm, nparam))
 
 
 _TILE = 32
@@ -152,23 +198,22 @@ ROWS_MAX = 16           # most rows one gp_binary_rows block walks down
 ROWS_MIN_BLOCKS = 4096  # rows per block grow only while the grid keeps this many blocks
 
 
-def _binary_2d(op, a, b, out, ct, head, merged) -> bool:
-    """Launch the 2-d forms when the merged problem is a contiguous (R, C) output:
-    ``tiled`` when one operand runs down the columns (a transposed view), else ``rows``
-    (broadcasts and sliced operands without per-element div/mod). False: not applicable."""
+def _binary_2d(op, a, b, out, ct, head, merged):
+    """The 2-d forms when the merged problem is a contiguous (R, C) output: ``tiled`` when
+    one operand runs down the columns (a transposed view), else ``rows`` (broadcasts and
+    sliced operands without per-element div/mod). None: not applicable."""
     shape, (so, sa, sb) = merged
     if len(shape) == 1:
         if so != (1,):
-            return False
+            return None
         R, C = 1, shape[0]
         sa, sb = (0, sa[0]), (0, sb[0])
     elif len(shape) == 2:
         R, C = shape
         if so != (C, 1):
-            return False
+            return None
     else:
-        return False
-    dev = out._device._id
+        return None
     if R >= _TILE and C >= _TILE:
         t_first = None
         if sa[0] == 1 and abs(sa[1]) > 1 and sb[1] in (0, 1):
@@ -180,19 +225,15 @@ def _binary_2d(op, a, b, out, ct, head, merged) -> bool:
             if tiles <= _GRID_LIMIT:
                 expr = (f"gp_binary_tiled<op_{op}, {ctype(out._dtype)}, {ctype(ct)}, {ctype(t._dtype)}, "
                         f"{ctype(nn._dtype)}, {'true' if t_first else 'false'}>")
-                launch(FAMILY, expr, dev, tiles, (_ptr(out._ptr), _ptr(t._ptr), _ptr(nn._ptr), _i64(R), _i64(C),
-                                                  _i64(st1), _i64(n0), _i64(n1)))
-                return True
+                return (expr, tiles, not t_first, (_i64(R), _i64(C), _i64(st1), _i64(n0), _i64(n1)))
     tc = BLOCK * vec_width(out._dtype.itemsize) * ROWS_U
     chunks = (C + tc - 1) // tc
     rpb = max(1, min(ROWS_MAX, (R * chunks) // ROWS_MIN_BLOCKS))
     grid = ((R + rpb - 1) // rpb) * chunks
     if grid > _GRID_LIMIT:
-        return False
-    launch(FAMILY, f"gp_binary_rows<{head}>", dev, grid,
-           (_ptr(out._ptr), _ptr(a._ptr), _ptr(b._ptr), _i64(R), _i64(C), _i64(sa[0]), _i64(sa[1]),
-            _i64(sb[0]), _i64(sb[1]), np.int32(rpb)))
-    return True
+        return None
+    return (f"gp_binary_rows<{head}>", grid, False,
+            (_i64(R), _i64(C), _i64(sa[0]), _i64(sa[1]), _i64(sb[0]), _i64(sb[1]), np.int32(rpb)))
 
 
 def scalar(op: str, a, value, swap: bool, out, ct) -> None:

@@ -35,7 +35,8 @@ FAMILY = "reduce"
 
 # ---------------------------------------------------------------------------- tunables
 INNER_WARP_MAX = 2048      # reduced extents up to this get a warp per output, longer a block ...
-WARP_ROWS_PER_SM = 64      # ... unless there are this many outputs per SM (a full SM of warps)
+WARP_ROWS_PER_SM = 64      # ... unless there are this many outputs per SM (a full SM of
+                           # warps) and the op is argmax/argmin (more work per element)
 BLOCKS_PER_SM = 4          # split inner reductions aim at <= this many blocks per SM (one wave)
 OUTER_BLOCKS_PER_SM = 2    # split outer reductions: the same
 UNROLL_WARP = 8            # vectors in flight per thread: inner, a warp per output
@@ -126,7 +127,7 @@ def plan(shape: tuple, strides: tuple, axes: tuple, itemsize: int, *, ordered: b
 
     if n_out == 1 or (nr >= 32 and 0 < abs(rs0) < ks0):
         contig = len(r_shape) == 1 and rs0 == 1
-        group = 32 if (nr <= INNER_WARP_MAX or n_out >= WARP_ROWS_PER_SM * sms) else BLOCK
+        group = 32 if (nr <= INNER_WARP_MAX or (ordered and n_out >= WARP_ROWS_PER_SM * sms)) else BLOCK
         splits = 1
         if _cdiv(n_out * group, BLOCK) < target and nr >= 2 * MIN_SEG:
             group = BLOCK

@@ -116,33 +116,51 @@ def _memset0(ptr: int, nbytes: int, device_id: int) -> None:
         cp.cuda.runtime.memsetAsync(ptr, 0, nbytes, cp.cuda.get_current_stream().ptr)
 
 
-def scan(op: str, x, axis: int, out, initial: bool = False) -> None:
-    """out (new, C-contiguous) = cumulative ``op`` ("sum" | "prod") of ``x`` along ``axis``;
-    ``initial``: out has one more element along ``axis``, starting with the identity."""
-    if out.size == 0:
-        return
+_launches: dict = {}  # (op, dtypes, layout, axis, initial, device) -> (plan, expr, args, workspace)
+_LAUNCHES_MAX = 4096
+
+
+def _prepare(op, x, axis, out_dtype, initial, dev):
     isz = x._dtype.itemsize
     est = tuple(s // isz for s in x._strides)
-    dev = x._device._id
-    p = plan(x._shape, est, axis, isz, out._dtype.itemsize, bool(initial), sm_count(dev))
-    rd = reducer(op, x._dtype, out._dtype)
+    p = plan(x._shape, est, axis, isz, out_dtype.itemsize, bool(initial), sm_count(dev))
+    rd = reducer(op, x._dtype, out_dtype)
     prm = strided_params(p.lines[0], p.lines[1], p.nd)
     ix = _i32 if p.idx == "int" else _i64
     if p.strategy == "lines":
-        launch(FAMILY, f"gp_scan_lines<{rd}, {p.nd}, {p.idx}>", dev, p.grid,
-               (_ptr(out._ptr), _ptr(x._ptr), prm, ix(p.n_lines), ix(p.L), ix(p.s_in), ix(p.s_out),
-                _i32(int(initial))))
+        return (p, f"gp_scan_lines<{rd}, {p.nd}, {p.idx}>",
+                (prm, ix(p.n_lines), ix(p.L), ix(p.s_in), ix(p.s_out), _i32(int(initial))), None)
+    acc = 16 if out_dtype.kind == "c" else 8
+    expr = f"gp_scan_lookback<{rd}, {'true' if p.contig else 'false'}, {p.nd}, {p.idx}>"
+    args = (prm, ix(p.L), ix(p.s_in), ix(p.s_out), _i32(int(initial)), _i64(p.tiles_per_line),
+            _i32(int(PREFETCH and p.contig)))
+    return (p, expr, args, workspace_layout(p.grid, acc))
+
+
+def scan(op: str, x, axis: int, out, initial: bool = False) -> None:
+    """out (new, C-contiguous) = cumulative ``op`` ("sum" | "prod") of ``x`` along ``axis``;
+    ``initial``: out has one more element along ``axis``, starting with the identity. The
+    launch description is memoized per (op, dtypes, layout, axis, initial, device)."""
+    if out.size == 0:
+        return
+    dev = x._device._id
+    key = (op, x._dtype, out._dtype, x._shape, x._strides, axis, bool(initial), dev, PREFETCH)
+    d = _launches.get(key)
+    if d is None:
+        d = _prepare(op, x, axis, out._dtype, initial, dev)
+        if len(_launches) >= _LAUNCHES_MAX:
+            _launches.clear()
+        _launches[key] = d
+    p, expr, args, wsl = d
+    if wsl is None:
+        launch(FAMILY, expr, dev, p.grid, (_ptr(out._ptr), _ptr(x._ptr)) + args)
         return
     from .._memory import alloc
 
-    acc = 16 if out._dtype.kind == "c" else 8
-    nbytes, zero = workspace_layout(p.grid, acc)
+    nbytes, zero = wsl
     ws = alloc(nbytes, dev)
     _memset0(ws.ptr, zero, dev)
-    expr = f"gp_scan_lookback<{rd}, {'true' if p.contig else 'false'}, {p.nd}, {p.idx}>"
-    launch(FAMILY, expr, dev, p.grid,
-           (_ptr(out._ptr), _ptr(x._ptr), prm, ix(p.L), ix(p.s_in), ix(p.s_out), _i32(int(initial)),
-            _i64(p.tiles_per_line), _i32(int(PREFETCH and p.contig)), _ptr(ws.ptr)), block=THREADS)
+    launch(FAMILY, expr, dev, p.grid, (_ptr(out._ptr), _ptr(x._ptr)) + args + (_ptr(ws.ptr),), block=THREADS)
 
 
 def instances() -> list[str]:
