@@ -728,22 +728,23 @@ static struct { unsigned x; } threadIdx;
 #include "gp/reduce.cuh"
 using namespace gp::red;
 
-// states of [lo, hi): chunks of 16 and 4 (index step 1), then single folds
+// the state of [lo, hi) through the thread-loop interface, as the kernels use it: runs of
+// 4 x 4 (tchunk_uv), then of 4 (tchunk), then single elements (tfold)
 template <class R>
 static typename R::acc_t part(const R& r, const typename R::in_t* a, long lo, long hi) {
-    typename R::acc_t s = r.identity();
+    typename R::thread_t t = r.tstart();
     long j = lo;
     for (; j + 16 <= (lo + hi) / 2; j += 16) {
         typename R::in_t v[16];
         for (int k = 0; k < 16; ++k) v[k] = a[j + k];
-        s = r.combine(s, r.template chunk<16>(v, j, 1));
+        t = r.template tchunk_uv<4, 4>(t, v, j, 4);
     }
     for (; j + 4 <= hi; j += 4) {
         typename R::in_t v[4] = {a[j], a[j + 1], a[j + 2], a[j + 3]};
-        s = r.combine(s, r.template chunk<4>(v, j, 1));
+        t = r.template tchunk<4>(t, v, j, 1);
     }
-    for (; j < hi; ++j) s = r.fold(s, a[j], j);
-    return s;
+    for (; j < hi; ++j) t = r.tfold(t, a[j], j);
+    return r.tfinish(t);
 }
 
 template <class R>

@@ -204,7 +204,6 @@ def group_reduce(repeat):
         for k, v in defaults.items():
             setattr(_reduce, k, settings.get(k, v))
         _reduce.plan.cache_clear()
-        _reduce._packed.cache_clear()
         _reduce._launches.clear()
         variant = " ".join(f"{k}={v}" for k, v in settings.items()) or "defaults"
         for k in keys:
@@ -221,7 +220,6 @@ def group_reduce(repeat):
     for k, v in defaults.items():
         setattr(_reduce, k, v)
     _reduce.plan.cache_clear()
-    _reduce._packed.cache_clear()
     _reduce._launches.clear()
 
 

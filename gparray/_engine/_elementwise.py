@@ -23,65 +23,50 @@ _i64 = np.int64
 # ----------------------------------------------------------------------------- fast paths
 # A contiguous plan fixes everything but the operands: (output dtype, name expression,
 # elements per block). Ops build one per dtype combination after their checks passed once.
-def contig_plan(kind: str, functor: str, odt, ct, in_dts):
-    """(odt, expr, tile) for gp_<kind>_contig of ``functor`` on inputs ``in_dts``."""
-    head = f"op_{functor}, {ctype(odt)}, {ctype(ct)}, " + ", ".join(ctype(d) for d in in_dts)
+def contig_plan(kind: str, functor: str, odt, ct, in_dts, tail: str = ""):
+    """(odt, expr, tile) for gp_<kind>_contig of ``functor`` on inputs ``in_dts`` (``tail``:
+    further template arguments)."""
+    head = f"op_{functor}, {ctype(odt)}, {ctype(ct)}, " + ", ".join(ctype(d) for d in in_dts) + tail
     tile = BLOCK * vec_width(odt.itemsize, *(d.itemsize for d in in_dts)) * UNROLL
     return (odt, f"gp_{kind}_contig<{head}>", tile)
+
+
+def scalar_plan(functor: str, odt, ct, adt, swap: bool) -> tuple:
+    """(odt, expr, tile, scalar type) for gp_scalar_contig of ``functor``."""
+    return contig_plan("scalar", functor, odt, ct, (adt,), ", true" if swap else ", false") + (ct.type,)
 
 
 _empty = None
 
 
-def _new_contig(shape, odt, device):
+def _contig_new(plan, x, mid):
+    """New C-contiguous array of x's shape = the plan's contiguous kernel over (x, *mid)."""
     global _empty
     if _empty is None:
         from .._creation import _empty
-    return _empty(shape, odt, device)
+    odt, expr, tile = plan[:3]
+    shape = x._shape
+    dev = x._device
+    out = _empty(shape, odt, dev)
+    n = prod(shape)
+    if n:
+        launch(FAMILY, expr, dev._id, (n + tile - 1) // tile, (_ptr(out._ptr), _ptr(x._ptr)) + mid + (_i64(n),))
+    return out
 
 
 def binary_contig_new(plan, a, b):
     """New array = op(a, b) for C-contiguous same-shape ``a``, ``b`` (plan from contig_plan)."""
-    odt, expr, tile = plan
-    shape = a._shape
-    dev = a._device
-    out = _new_contig(shape, odt, dev)
-    n = prod(shape)
-    if n:
-        launch(FAMILY, expr, dev._id, (n + tile - 1) // tile, (_ptr(out._ptr), _ptr(a._ptr), _ptr(b._ptr), _i64(n)))
-    return out
-
-
-def scalar_plan(functor: str, odt, ct, adt, swap: bool) -> tuple:
-    """(odt, expr, tile, scalar type) for gp_scalar_contig of ``functor``."""
-    expr = (f"gp_scalar_contig<op_{functor}, {ctype(odt)}, {ctype(ct)}, {ctype(adt)}, "
-            f"{'true' if swap else 'false'}>")
-    tile = BLOCK * vec_width(odt.itemsize, adt.itemsize) * UNROLL
-    return (odt, expr, tile, ct.type)
+    return _contig_new(plan, a, (_ptr(b._ptr),))
 
 
 def scalar_contig_new(plan, x, value):
     """New array = op(x, value) (or op(value, x)) for C-contiguous ``x`` (plan from scalar_plan)."""
-    odt, expr, tile, st = plan[:4]
-    shape = x._shape
-    dev = x._device
-    out = _new_contig(shape, odt, dev)
-    n = prod(shape)
-    if n:
-        launch(FAMILY, expr, dev._id, (n + tile - 1) // tile, (_ptr(out._ptr), _ptr(x._ptr), st(value), _i64(n)))
-    return out
+    return _contig_new(plan, x, (plan[3](value),))
 
 
 def unary_contig_new(plan, x):
     """New array = op(x) for C-contiguous ``x`` (plan from contig_plan)."""
-    odt, expr, tile = plan
-    shape = x._shape
-    dev = x._device
-    out = _new_contig(shape, odt, dev)
-    n = prod(shape)
-    if n:
-        launch(FAMILY, expr, dev._id, (n + tile - 1) // tile, (_ptr(out._ptr), _ptr(x._ptr), _i64(n)))
-    return out
+    return _contig_new(plan, x, ())
 
 
 def _estrides(x, shape):

@@ -48,7 +48,6 @@ OUTER_TX_MAX = 128         # most threads of an outer block along the kept dimen
 MIN_ROWS_PER_THREAD = 8    # fewest reduced indices per thread of a split outer reduction
 WS_STATE_BYTES = 32        # workspace bytes per partial state (>= sizeof of every acc_t)
 DEFAULT_SMS = 132          # H200
-ILEAVE = True              # split contiguous rows: the splits take the row's tiles in turn
 
 ORDERED = frozenset({"argmax", "argmin"})
 _ptr = np.uint64
@@ -145,7 +144,7 @@ def plan(shape: tuple, strides: tuple, axes: tuple, itemsize: int, *, ordered: b
         idx = index_type(max(n_out * max(nr, 1), n_tasks, seg * splits), [span])
         unroll = UNROLL_SPLIT if splits > 1 else (UNROLL_WARP if group == 32 else UNROLL_BLOCK)
         return Plan("inner", group, contig, kept, red, r0, rs0, nr, n_out, splits, seg,
-                    contig and splits > 1 and ILEAVE, unroll, 0, 0, grid, finish, nd, idx)
+                    contig and splits > 1, unroll, 0, 0, grid, finish, nd, idx)
 
     v = 1 if itemsize >= 16 else min(16 // itemsize, 4)
     vo = 1
@@ -223,7 +222,6 @@ def sm_count(device_id: int) -> int:
     return n
 
 
-@functools.lru_cache(maxsize=4096)
 def _packed(p: Plan) -> tuple:
     """Kernel arguments that depend only on the plan (indexers, extents, second pass)."""
     ix = _i32 if p.idx == "int" else _i64
@@ -283,14 +281,14 @@ def reduce(op: str, x, axes: tuple, out, param: float = 0.0) -> None:
     if out.size == 0:
         return
     aligned = x._ptr % 16 == 0
-    key = (op, x._dtype, out._dtype, x._shape, x._strides, axes, aligned, x._device._id)
+    dev = x._device._id
+    key = (op, x._dtype, out._dtype, x._shape, x._strides, axes, aligned, dev)
     lp = _launches.get(key)
     if lp is None:
         lp = _prepare(op, x, axes, out._dtype, aligned)
         if len(_launches) >= _LAUNCHES_MAX:
             _launches.clear()
         _launches[key] = lp
-    dev = x._device._id
     p = lp.plan
     prm = np.float64(param)
     ws = None

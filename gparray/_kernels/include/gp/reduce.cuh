@@ -6,11 +6,12 @@
 //   acc_t identity()                           neutral state
 //   acc_t map(in_t v, long long j)             state of one element at reduced index j
 //   acc_t combine(acc_t a, acc_t b)            associative merge (a holds the lower indices)
-//   acc_t fold(acc_t a, in_t v, long long j)   combine(a, map(v, j)) (Welford overrides it)
+//   acc_t fold(acc_t a, in_t v, long long j)   combine(a, map(v, j))
 //   acc_t chunk<K>(const in_t (&v)[K], j, dj)  state of K loaded elements at j, j + dj, ...
 //   indexed                                    map() uses j (argmax/argmin)
 //   out_t finalize(acc_t a, long long n)       result from the state of n elements
-// and, for the loop of one thread (defaults in `base`: thread_t = acc_t):
+// (fold and chunk serve `base`'s defaults below), and for the loop of one thread (defaults
+// in `base`: thread_t = acc_t; op_var keeps its own thread_t):
 //   thread_t tstart()                           empty per-thread state
 //   thread_t tchunk<K>(t, v[K], j, dj)          add K loaded elements at j, j + dj, ...
 //   thread_t tchunk_uv<U, V>(t, v[U*V], j, du)  add U runs of V elements at j + u*du + e
@@ -121,19 +122,24 @@ __device__ __forceinline__ A tree(const R& r, A (&t)[K]) {
 template <class A, class B> struct same_t { static constexpr bool value = false; };
 template <class A> struct same_t<A, A> { static constexpr bool value = true; };
 
-// Pairwise sum of K values in their own type.
-template <class T, int K>
-__device__ __forceinline__ T plain_tree(T (&t)[K]) {
+// a + b in T, as a reducer-like combiner for tree()
+template <class T>
+struct plus {
+    __device__ __forceinline__ T combine(T a, T b) const { return a + b; }
+};
+
+// Sum of K float32 values, pairwise in float32, converted once to CT (a chunk of K <= 32
+// values errs by at most log2(K) float32 roundings of its own magnitude).
+template <class CT, int K>
+__device__ __forceinline__ CT sum_f32(const float (&v)[K]) {
+    float t[K];
 #pragma unroll
-    for (int w = 1; w < K; w *= 2)
-#pragma unroll
-        for (int k = 0; k + w < K; k += 2 * w) t[k] = t[k] + t[k + w];
-    return t[0];
+    for (int k = 0; k < K; ++k) t[k] = v[k];
+    return static_cast<CT>(tree(plus<float>(), t));
 }
 
 // sum: the input is cast to the result type TO first (the spec's dtype= rule), then added in CT.
-// A loaded chunk of float32 values is added pairwise in float32 and converted once (a chunk
-// of K <= 32 values errs by at most log2(K) float32 roundings of its own magnitude); the
+// A loaded chunk of float32 values is added in float32 and converted once (sum_f32); the
 // running sums stay double.
 template <class TA, class TO, class CT>
 struct op_sum : base<op_sum<TA, TO, CT>, TA, CT> {
@@ -149,14 +155,10 @@ struct op_sum : base<op_sum<TA, TO, CT>, TA, CT> {
     __device__ __forceinline__ TO finalize(CT a, long long) const { return cast<TO>(a); }
     template <int K>
     __device__ __forceinline__ CT chunk(const TA (&v)[K], long long j, long long dj) const {
-        if constexpr (f32 && K > 1) {
-            float t[K];
-#pragma unroll
-            for (int k = 0; k < K; ++k) t[k] = v[k];
-            return cast<CT>(plain_tree(t));
-        } else {
+        if constexpr (f32 && K > 1)
+            return sum_f32<CT>(v);
+        else
             return base_t::template chunk<K>(v, j, dj);
-        }
     }
 };
 
@@ -185,14 +187,10 @@ struct op_mean : base<op_mean<TA, TO, CT>, TA, CT> {
     __device__ __forceinline__ CT combine(CT a, CT b) const { return a + b; }
     template <int K>
     __device__ __forceinline__ CT chunk(const TA (&v)[K], long long j, long long dj) const {
-        if constexpr (same_t<TA, float>::value && K > 1) {  // as op_sum
-            float t[K];
-#pragma unroll
-            for (int k = 0; k < K; ++k) t[k] = v[k];
-            return cast<CT>(plain_tree(t));
-        } else {
+        if constexpr (same_t<TA, float>::value && K > 1)  // as op_sum
+            return sum_f32<CT>(v);
+        else
             return base_t::template chunk<K>(v, j, dj);
-        }
     }
     __device__ __forceinline__ TO finalize(CT a, long long n) const {
         return cast<TO>(div_count(a, static_cast<double>(n)));
@@ -372,12 +370,7 @@ struct op_var {
         const double f = b.n / n;
         return welford_t{n, a.mean + d * f, a.m2 + b.m2 + d * d * a.n * f};
     }
-    __device__ __forceinline__ welford_t fold(welford_t a, TA v, long long j) const { return combine(a, map(v, j)); }
-    template <int K>
-    __device__ __forceinline__ welford_t chunk(const TA (&v)[K], long long, long long) const {
-        return tfinish(tchunk<K>(tstart(), v, 0, 0));
-    }
-    // thread loop
+    // thread loop (op_var has no fold/chunk: only base's thread-loop defaults use those)
     __device__ __forceinline__ thread_t tstart() const { return thread_t{0.0, 0.0, 0.0, 0.0}; }
     __device__ __forceinline__ thread_t tfold(thread_t t, TA v, long long) const {
         const double x = cast<double>(v);
@@ -385,9 +378,6 @@ struct op_var {
         const double d = x - t.c;
         return thread_t{t.n + 1.0, t.c, t.s1 + d, t.s2 + d * d};
     }
-    struct plus {
-        __device__ __forceinline__ F combine(F a, F b) const { return a + b; }
-    };
     template <int K>
     __device__ __forceinline__ thread_t tchunk(thread_t t, const TA (&v)[K], long long, long long) const {
         const F x0 = cast<F>(v[0]);
@@ -398,8 +388,8 @@ struct op_var {
             d1[k] = d;
             d2[k] = d * d;
         }
-        const double s1 = static_cast<double>(tree(plus(), d1));
-        const double s2 = static_cast<double>(tree(plus(), d2));
+        const double s1 = static_cast<double>(tree(plus<F>(), d1));
+        const double s2 = static_cast<double>(tree(plus<F>(), d2));
         const double x0d = static_cast<double>(x0);
         if (t.n == 0.0) t.c = x0d;
         const double dm = (x0d - t.c) + s1 * (1.0 / K);  // chunk mean - C
