@@ -74,3 +74,33 @@ for name, fn in rows.items():
         print(f"{name:<32} {per_op(ten, N // 10) / 10:7.2f} us")
         continue
     print(f"{name:<32} {per_op(fn):7.2f} us")
+
+# ---- the reduction / scan / strided-slice paths, piece by piece
+s_ptr = s
+from gparray._engine import _reduce, _scan  # noqa: E402
+from gparray import _statistical  # noqa: E402
+
+sv = xp.ones(4096, dtype=xp.float32)
+sout = _empty((), xp.float32, dev)
+cout = _empty((4096,), xp.float32, dev)
+xp.sum(sv)
+xp.cumulative_sum(sv)
+key = next(k for k in _reduce._launches if k[0] == "sum" and k[3] == (4096,))
+lp = _reduce._launches[key]
+rows2 = {
+    "xp.sum(sv) 4096": lambda: xp.sum(sv),
+    "_reduce.reduce(sum) prebuilt out": lambda: _reduce.reduce("sum", sv, (0,), sout),
+    "sum checks (_check+dtype+axes)": lambda: (_statistical._check(sv, "sum", "biufc", "n"),
+                                              _statistical._result_dtype(None, _reduce.sum_dtype(sv._dtype), "sum"),
+                                              _statistical._shapes.normalize_axes(None, 1, "sum")),
+    "alloc ws + free": lambda: alloc(lp.ws_bytes or 512, 0),
+    "xp.cumulative_sum(sv) 4096": lambda: xp.cumulative_sum(sv),
+    "_scan.scan(sum) prebuilt out": lambda: _scan.scan("sum", sv, 0, cout),
+    "memsetAsync 4 KiB": lambda: cp.cuda.runtime.memsetAsync(cout._ptr, 0, 4096, s_ptr),
+    "sv[::2]": lambda: sv[::2],
+    "sv[::2] + sv[::2]": lambda: sv[::2] + sv[::2],
+    "xp.where(sv > 0, sv, sv)": lambda: xp.where(sv > 0, sv, sv),
+    "sv > 0": lambda: sv > 0,
+}
+for name, fn in rows2.items():
+    print(f"{name:<32} {per_op(fn):7.2f} us")
