@@ -108,10 +108,7 @@ def _copy(x: Array, dtype=None) -> Array:
 
     Every copy is the elementwise copy kernel (contiguous data: 16-byte vectors; on the H200
     it measured ~2% faster than a device-to-device cudaMemcpyAsync, with less host time)."""
-    dt = x._dtype if dtype is None else dtype
-    out = _empty(x._shape, dt, x._device)
-    _ew.copy_into(out, x)
-    return out
+    return _ew.copy_new(x, x._dtype if dtype is None else dtype)
 
 
 def _copy_to_device(x: Array, dev: Device, stream=None) -> Array:

@@ -17,10 +17,20 @@ from ._statistical import _check, _reduce_into
 _PY = (bool, int, float, complex)
 
 
+_where_dtypes: dict = {}  # (x1 dtype, x2 dtype) -> result dtype, for promotions that succeeded
+
+
 def where(condition, x1, x2, /):
     """Elements of ``x1`` where ``condition`` is True, of ``x2`` elsewhere (scalars allowed)."""
     from ._creation import _empty, full
 
+    if type(condition) is Array and type(x1) is Array and type(x2) is Array:
+        # fast path: one shape, C-contiguous, one device, a dtype pair seen before
+        odt = _where_dtypes.get((x1._dtype, x2._dtype))
+        if (odt is not None and condition._dtype is _dt.bool and condition._shape == x1._shape == x2._shape
+                and condition._device is x1._device is x2._device and condition._is_c_contig()
+                and x1._is_c_contig() and x2._is_c_contig()):
+            return _ew.where_contig_new(condition, x1, x2, odt)
     if not isinstance(condition, Array):
         raise TypeError(f"where: condition must be a gparray Array, got {type(condition).__name__}")
     if condition._dtype != _dt.bool:
@@ -30,7 +40,7 @@ def where(condition, x1, x2, /):
         if not isinstance(v, (Array,) + _PY):
             raise TypeError(f"where: x1 and x2 must be Arrays or Python scalars, got {type(v).__name__}")
     if a1 and a2:
-        dtype = _dt.promote_types(x1._dtype, x2._dtype)
+        dtype = _where_dtypes[(x1._dtype, x2._dtype)] = _dt.promote_types(x1._dtype, x2._dtype)
     elif a1:
         dtype = _dt._scalar_result_type(x1._dtype, x2, "where")
         _dt._check_scalar_fits(dtype, x2, "where")

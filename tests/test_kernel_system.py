@@ -88,3 +88,54 @@ def test_every_registered_instance_compiles(family):
         cubin, mapping = _compile.nvrtc_compile(family, chunk, "90")
         assert len(mapping) == len(chunk) and all(mapping.values())
         assert cubin[:4] == b"\x7fELF"
+
+
+# ---------------------------------------------------------------------------- parameter packing
+class _Fn:
+    ptr = 1234
+
+
+def _struct_rec(n):
+    rec = np.zeros((), np.dtype([("v", np.int64, (n,))]))
+    rec["v"] = np.arange(1, n + 1)
+    return rec[()]
+
+
+def test_layout_follows_the_cuda_parameter_alignment():
+    from gparray._kernels._launcher import layout
+
+    args = (np.uint64(1), np.int32(2), np.float64(3.0), np.int8(4), np.complex128(5 + 6j),
+            np.int16(7), _struct_rec(3), np.float32(8.0))
+    st, kinds, size, offs = layout(args)
+    #       u64  i32  (pad) f64  i8   (pad) c128 i16  (pad) struct f32
+    assert offs == (0, 8, 16, 24, 32, 48, 56, 80)
+    assert size == 84 and st.size == size
+    packed = st.pack(1, 2, 3.0, 4, 5.0, 6.0, 7, _struct_rec(3).tobytes(), 8.0)
+    assert np.frombuffer(packed, np.float64, 2, 32).tolist() == [5.0, 6.0]
+    assert np.frombuffer(packed, np.int64, 3, 56).tolist() == [1, 2, 3]
+
+
+@pytest.mark.parametrize("nvar", [0, 1, 2, 3, 4])
+def test_bound_kernel_packs_the_same_bytes(nvar):
+    from gparray._kernels._launcher import Kernel, _values
+
+    args = (np.uint64(11), np.int32(-3), np.float64(2.5), np.int8(9), np.complex128(1 - 2j),
+            _struct_rec(5), np.float32(0.25))
+    k = Kernel(_Fn(), args)
+    b, tail = k.bind(args, nvar)
+    want = k.st.pack(*_values(args, k.kinds))
+    lead = [a.item() for a in args[:nvar]]          # Python ints and floats
+    assert all(type(v) in (int, float) for v in lead)
+    assert b.st.pack(*lead, tail) == want and b.size == k.size and b.plain
+    for bad in (len(args), 5):  # nothing bound; a complex leading argument
+        with pytest.raises(ValueError, match="Kernel.bind"):
+            k.bind(args, bad)
+
+
+def test_plain_kernels_take_python_numbers_once_built():
+    from gparray._kernels._launcher import Kernel
+
+    args = (np.uint64(2**63 + 5), np.uint64(7), np.float32(0.1), np.int64(-(2**40)))
+    k = Kernel(_Fn(), args)
+    assert k.plain
+    assert k.st.pack(*args) == k.st.pack(2**63 + 5, 7, 0.1, -(2**40))

@@ -622,6 +622,7 @@ class _Fake:
         self._strides = tuple(strides) if strides is not None else \
             _shapes.c_strides(self._shape, self._dtype.itemsize)
         self._ptr = ptr
+        self._buf, self._offset = _Block(), ptr - _Block.ptr
         self._device = _Dev()
 
     size = property(lambda self: _shapes.prod(self._shape))
@@ -646,8 +647,22 @@ def launches(monkeypatch):
         assert grid >= 1
         got.append((family, expr, args))
 
-    for mod in (_reduce, _scan, _search):
+    def fake_bind(family, expr, device_id, args, nvar):
+        got.append((family, expr, args))
+        return (expr, len(args), nvar), b"tail"
+
+    def fake_run(k, device_id, grid, args, shared_mem=0, block=256):
+        expr, nargs, nvar = k
+        assert grid >= 1 and len(args) == nvar + 1 and args[-1] == b"tail", (expr, args)
+        assert all(type(a) is int for a in args[:-1]), (expr, args)
+        runs.append(expr)
+
+    runs = []
+    for mod in (_scan, _search):
         monkeypatch.setattr(mod, "launch", fake_launch)
+    monkeypatch.setattr(_reduce, "bind", fake_bind)
+    monkeypatch.setattr(_reduce, "run", fake_run)
+    monkeypatch.setattr(_reduce, "_launches", {})
     monkeypatch.setattr(_memory, "alloc", lambda nbytes, dev, stream=None: _Block())
     monkeypatch.setattr(_reduce, "sm_count", lambda dev: SMS)
     monkeypatch.setattr(_scan, "sm_count", lambda dev: SMS)
@@ -665,6 +680,8 @@ def test_reduce_launch_arguments_match_the_kernels(launches, shape, axes, op):
     out = _Fake(kept, "int64" if op == "argmax" else ("bool" if op == "all" else "float32"))
     _reduce.reduce(op, x, axes, out, 1.0)
     p = _reduce.plan(shape, _shapes.c_strides(shape), axes, 4, ordered=op == "argmax", sms=SMS)
+    assert len(launches) == (2 if p.finish else 1)
+    _reduce.reduce(op, x, axes, out, 1.0)  # memoized: the same bound kernels, nothing rebuilt
     assert len(launches) == (2 if p.finish else 1)
     for family, expr, args in launches:
         assert family == "reduce"

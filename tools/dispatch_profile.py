@@ -29,7 +29,7 @@ dev = a.device
 plan = xp.add._fast[(a.dtype, b.dtype)] if (a.dtype, b.dtype) in xp.add._fast else None
 a + b
 plan = xp.add._fast[(a.dtype, b.dtype)]
-odt, expr, tile = plan
+odt, expr, tile = plan[:3]
 out = a + b
 args = (np.uint64(out._ptr), np.uint64(a._ptr), np.uint64(b._ptr), np.int64(1))
 k = _launch.kernel("elementwise", expr, 0, args)

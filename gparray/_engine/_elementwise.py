@@ -12,8 +12,8 @@ from math import prod
 import numpy as np
 
 from . import _shapes
-from ._launch import (BLOCK, UNROLL, contig_grid, ctype, index_type, launch, nd_template, scalar_arg,
-                      strided_grid, strided_params, vec_width)
+from ._launch import (BLOCK, UNROLL, _kernels, bind, contig_grid, ctype, index_type, kernel, launch, nd_template,
+                      run, scalar_arg, strided_grid, strided_params, vec_width)
 
 FAMILY = "elementwise"
 _ptr = np.uint64
@@ -22,18 +22,23 @@ _i64 = np.int64
 
 # ----------------------------------------------------------------------------- fast paths
 # A contiguous plan fixes everything but the operands: (output dtype, name expression,
-# elements per block). Ops build one per dtype combination after their checks passed once.
-def contig_plan(kind: str, functor: str, odt, ct, in_dts, tail: str = ""):
-    """(odt, expr, tile) for gp_<kind>_contig of ``functor`` on inputs ``in_dts`` (``tail``:
-    further template arguments)."""
+# elements per block, prototype arguments). Ops build one per dtype combination after their
+# checks passed once; launches then pass Python ints (pointers, size) and the Python scalar.
+_P0 = _ptr(0)
+
+
+def contig_plan(kind: str, functor: str, odt, ct, in_dts, tail: str = "", value=()):
+    """(odt, expr, tile, proto) for gp_<kind>_contig of ``functor`` on inputs ``in_dts``
+    (``tail``: further template arguments; ``value``: the prototype of a by-value operand)."""
     head = f"op_{functor}, {ctype(odt)}, {ctype(ct)}, " + ", ".join(ctype(d) for d in in_dts) + tail
     tile = BLOCK * vec_width(odt.itemsize, *(d.itemsize for d in in_dts)) * UNROLL
-    return (odt, f"gp_{kind}_contig<{head}>", tile)
+    proto = (_P0,) * (1 + len(in_dts)) + value + (_i64(0),)
+    return (odt, f"gp_{kind}_contig<{head}>", tile, proto)
 
 
 def scalar_plan(functor: str, odt, ct, adt, swap: bool) -> tuple:
-    """(odt, expr, tile, scalar type) for gp_scalar_contig of ``functor``."""
-    return contig_plan("scalar", functor, odt, ct, (adt,), ", true" if swap else ", false") + (ct.type,)
+    """(odt, expr, tile, proto) for gp_scalar_contig of ``functor`` (the scalar as ``ct``)."""
+    return contig_plan("scalar", functor, odt, ct, (adt,), ", true" if swap else ", false", (ct.type(0),))
 
 
 _empty = None
@@ -44,29 +49,65 @@ def _contig_new(plan, x, mid):
     global _empty
     if _empty is None:
         from .._creation import _empty
-    odt, expr, tile = plan[:3]
+    odt, expr, tile, proto = plan[:4]
     shape = x._shape
     dev = x._device
     out = _empty(shape, odt, dev)
     n = prod(shape)
     if n:
-        launch(FAMILY, expr, dev._id, (n + tile - 1) // tile, (_ptr(out._ptr), _ptr(x._ptr)) + mid + (_i64(n),))
+        d = dev._id
+        k = _kernels.get((d, FAMILY, expr))
+        if k is None:
+            k = kernel(FAMILY, expr, d, proto)
+        run(k, d, (n + tile - 1) // tile, (out._buf.ptr, x._buf.ptr + x._offset) + mid + (n,))
     return out
 
 
 def binary_contig_new(plan, a, b):
     """New array = op(a, b) for C-contiguous same-shape ``a``, ``b`` (plan from contig_plan)."""
-    return _contig_new(plan, a, (_ptr(b._ptr),))
+    return _contig_new(plan, a, (b._buf.ptr + b._offset,))
 
 
 def scalar_contig_new(plan, x, value):
-    """New array = op(x, value) (or op(value, x)) for C-contiguous ``x`` (plan from scalar_plan)."""
-    return _contig_new(plan, x, (plan[3](value),))
+    """New array = op(x, value) (or op(value, x)) for C-contiguous ``x`` and a Python int or
+    float ``value`` within the plan's range (plan from scalar_plan)."""
+    return _contig_new(plan, x, (value,))
 
 
 def unary_contig_new(plan, x):
     """New array = op(x) for C-contiguous ``x`` (plan from contig_plan)."""
     return _contig_new(plan, x, ())
+
+
+_copy_plans: dict = {}   # (source dtype, destination dtype) -> contig plan of op_identity
+_where_plans: dict = {}  # (x1 dtype, x2 dtype, output dtype) -> contig plan of gp_where_contig
+
+
+def copy_new(x, dtype):
+    """New C-contiguous array with the values of ``x`` converted to ``dtype`` (any layout)."""
+    if x._is_c_contig():
+        plan = _copy_plans.get((x._dtype, dtype))
+        if plan is None:
+            plan = _copy_plans[(x._dtype, dtype)] = contig_plan("unary", "identity", dtype, dtype, (x._dtype,))
+        return _contig_new(plan, x, ())
+    global _empty
+    if _empty is None:
+        from .._creation import _empty
+    out = _empty(x._shape, dtype, x._device)
+    copy_into(out, x)
+    return out
+
+
+def where_contig_new(cond, a, b, odt):
+    """New array = cond ? a : b for C-contiguous same-shape bool ``cond``, ``a``, ``b`` on one
+    device (``odt``: their promoted dtype)."""
+    key = (a._dtype, b._dtype, odt)
+    plan = _where_plans.get(key)
+    if plan is None:
+        tile = BLOCK * vec_width(odt.itemsize, a._dtype.itemsize, b._dtype.itemsize) * UNROLL
+        plan = _where_plans[key] = (odt, f"gp_where_contig<{ctype(odt)}, {ctype(a._dtype)}, {ctype(b._dtype)}>",
+                                    tile, (_P0, _P0, _P0, _P0, _i64(0)))
+    return _contig_new(plan, cond, (a._buf.ptr + a._offset, b._buf.ptr + b._offset))
 
 
 def _estrides(x, shape):
@@ -133,7 +174,7 @@ def unary(op: str, x, out, ct) -> None:
     _strided("unary", head, out, (x,), (), merged)
 
 
-_binary_launches: dict = {}  # (op, dtypes, layouts) -> (expr, grid, swap, extra args)
+_binary_launches: dict = {}  # (op, dtypes, layouts, device) -> (bound kernel, tail, grid, swap)
 _LAUNCHES_MAX = 4096
 
 
@@ -143,17 +184,19 @@ def binary(op: str, a, b, out, ct) -> None:
     n = out.size
     if n == 0:
         return
+    dev = out._device._id
     key = (op, ct, out._dtype, a._dtype, b._dtype, out._shape, out._strides, a._shape, a._strides,
-           b._shape, b._strides)
+           b._shape, b._strides, dev)
     d = _binary_launches.get(key)
     if d is None:
-        d = _binary_desc(op, a, b, out, ct)
+        expr, grid, swap, extra = _binary_desc(op, a, b, out, ct)
+        d = bind(FAMILY, expr, dev, (_P0, _P0, _P0) + extra, 3) + (grid, swap)
         if len(_binary_launches) >= _LAUNCHES_MAX:
             _binary_launches.clear()
         _binary_launches[key] = d
-    expr, grid, swap, extra = d
+    k, tail, grid, swap = d
     x, y = (b, a) if swap else (a, b)
-    launch(FAMILY, expr, out._device._id, grid, (_ptr(out._ptr), _ptr(x._ptr), _ptr(y._ptr)) + extra)
+    run(k, dev, grid, (out._buf.ptr + out._offset, x._buf.ptr + x._offset, y._buf.ptr + y._offset, tail))
 
 
 def _binary_desc(op, a, b, out, ct) -> tuple:

@@ -84,18 +84,46 @@ def kernel(family: str, expr: str, device_id: int, args) -> Kernel:
     return k
 
 
+def bind(family: str, expr: str, device_id: int, args, nvar: int):
+    """(Kernel, tail) for launches of ``expr`` whose arguments after the first ``nvar`` are
+    always ``args[nvar:]`` (see ``Kernel.bind``): ``run(k, dev, grid, (*leading, tail))``."""
+    return kernel(family, expr, device_id, args).bind(args, nvar)
+
+
+_cp = None
+_get_device = None
+_stream = None
+_multi = None  # more than one visible device: check the current device before launching
+
+
+def _init():
+    global _cp, _get_device, _stream, _multi
+    cp = _backend.cupy()
+    _get_device, _stream = cp.cuda.runtime.getDevice, cp.cuda.get_current_stream
+    _multi = _backend.device_count() > 1
+    _cp = cp
+
+
+def run(k: Kernel, device_id: int, grid: int, args, shared_mem: int = 0, block: int = BLOCK):
+    """Launch the resolved Kernel ``k`` (built for ``device_id``) on the current stream;
+    ``args`` may be Python ints/floats (and a bound kernel's tail bytes)."""
+    if _cp is None:
+        _init()
+    if _multi and _get_device() != device_id:
+        with _cp.cuda.Device(device_id):
+            k(grid, block, args, shared_mem, _stream().ptr)
+    else:
+        k(grid, block, args, shared_mem, _stream().ptr)
+
+
 def launch(family: str, expr: str, device_id: int, grid: int, args, shared_mem: int = 0, block: int = BLOCK):
-    """Launch instance ``expr`` on ``device_id`` on the current stream."""
+    """Launch instance ``expr`` on ``device_id`` on the current stream (``args`` typed as
+    NumPy scalars the first time an instance is launched)."""
     k = _kernels.get((device_id, family, expr))
     if k is None:
         k = kernel(family, expr, device_id, args)
-    cp = _backend._cupy
-    if cp.cuda.runtime.getDevice() != device_id:
-        with cp.cuda.Device(device_id):
-            k(grid, block, args, shared_mem, cp.cuda.get_current_stream().ptr)
-    else:
-        k(grid, block, args, shared_mem, cp.cuda.get_current_stream().ptr)
+    run(k, device_id, grid, args, shared_mem, block)
 
 
-__all__ = ["BLOCK", "ctype", "kernel", "launch", "strided_params", "index_type", "nd_template",
+__all__ = ["BLOCK", "bind", "ctype", "kernel", "launch", "run", "strided_params", "index_type", "nd_template",
            "contig_grid", "strided_grid", "scalar_arg", "vec_width"]

@@ -29,7 +29,7 @@ import numpy as np
 from .. import _backend
 from .. import _dtypes as _dt
 from . import _shapes
-from ._launch import BLOCK, ctype, index_type, launch, nd_template, strided_params
+from ._launch import BLOCK, bind, ctype, index_type, nd_template, run, strided_params
 
 FAMILY = "reduce"
 
@@ -238,23 +238,24 @@ def _packed(p: Plan) -> tuple:
     return head, tail, fin
 
 
-_launches: dict = {}  # (op, dtypes, layout, axes, device...) -> _Launch
+_launches: dict = {}  # (op, dtypes, layout, axes, alignment, param, device) -> _Launch
 _LAUNCHES_MAX = 4096
+_P0 = _ptr(0)
 
 
 class _Launch(NamedTuple):
-    """Everything of one reduction's launches that does not depend on the data pointers."""
+    """Everything of one reduction's launches that does not depend on the data pointers:
+    the kernels bound to their constant arguments (``Kernel.bind``) and those bytes."""
 
     plan: Plan
-    expr: str
-    finish_expr: str
-    head: tuple
-    tail: tuple
-    fin: tuple
+    kern: object        # bound main kernel: (out, ws, x, tail)
+    tail: bytes
+    fkern: object       # bound second pass (None without one): (out, ws, ftail)
+    ftail: bytes
     ws_bytes: int
 
 
-def _prepare(op: str, x, axes: tuple, out_dtype, aligned: bool) -> _Launch:
+def _prepare(op: str, x, axes: tuple, out_dtype, aligned: bool, param: float) -> _Launch:
     isz = x._dtype.itemsize
     est = tuple(s // isz for s in x._strides)
     dev = x._device._id
@@ -266,9 +267,16 @@ def _prepare(op: str, x, axes: tuple, out_dtype, aligned: bool) -> _Launch:
                 f"{p.nd}, {p.idx}>")
     else:
         expr = f"gp_reduce_outer<{rd}, {p.group}, {p.unroll}, {p.nd}, {p.idx}>"
-    fexpr = f"gp_reduce_finish<{rd}, {p.finish[0]}>" if p.finish else ""
+    prm = np.float64(param)
+    k, ktail = bind(FAMILY, expr, dev, (_P0, _P0, _P0) + head + tail + (prm,), 3)
+    fk, ftail = None, b""
+    if p.finish:
+        fk, ftail = bind(FAMILY, f"gp_reduce_finish<{rd}, {p.finish[0]}>", dev, (_P0, _P0) + fin + (prm,), 2)
     ws_bytes = p.splits * p.n_out * WS_STATE_BYTES if p.splits > 1 else 0
-    return _Launch(p, expr, fexpr, head, tail, fin, ws_bytes)
+    return _Launch(p, k, ktail, fk, ftail, ws_bytes)
+
+
+_alloc = None
 
 
 def reduce(op: str, x, axes: tuple, out, param: float = 0.0) -> None:
@@ -276,30 +284,31 @@ def reduce(op: str, x, axes: tuple, out, param: float = 0.0) -> None:
 
     An empty reduced space gives each op's empty result (0, 1, NaN, True/False...); the
     callers raise for max/min/argmax/argmin of nothing before coming here. The launch
-    description is memoized per (op, dtypes, layout, axes, alignment, device).
+    description is memoized per (op, dtypes, layout, axes, alignment, param, device).
     """
+    global _alloc
     if out.size == 0:
         return
-    aligned = x._ptr % 16 == 0
+    xp = x._buf.ptr + x._offset
     dev = x._device._id
-    key = (op, x._dtype, out._dtype, x._shape, x._strides, axes, aligned, dev)
+    key = (op, x._dtype, out._dtype, x._shape, x._strides, axes, xp % 16 == 0, param, dev)
     lp = _launches.get(key)
     if lp is None:
-        lp = _prepare(op, x, axes, out._dtype, aligned)
+        lp = _prepare(op, x, axes, out._dtype, xp % 16 == 0, param)
         if len(_launches) >= _LAUNCHES_MAX:
             _launches.clear()
         _launches[key] = lp
-    p = lp.plan
-    prm = np.float64(param)
+    op_ = out._buf.ptr + out._offset
     ws = None
+    wp = 0
     if lp.ws_bytes:
-        from .._memory import alloc
-
-        ws = alloc(lp.ws_bytes, dev)
-    ws_ptr = _ptr(ws.ptr if ws is not None else 0)
-    launch(FAMILY, lp.expr, dev, p.grid, (_ptr(out._ptr), ws_ptr, _ptr(x._ptr)) + lp.head + lp.tail + (prm,))
-    if lp.finish_expr:
-        launch(FAMILY, lp.finish_expr, dev, p.finish[1], (_ptr(out._ptr), ws_ptr) + lp.fin + (prm,))
+        if _alloc is None:
+            from .._memory import alloc as _alloc
+        ws = _alloc(lp.ws_bytes, dev)
+        wp = ws.ptr
+    run(lp.kern, dev, lp.plan.grid, (op_, wp, xp, lp.tail))
+    if lp.fkern is not None:
+        run(lp.fkern, dev, lp.plan.finish[1], (op_, wp, lp.ftail))
 
 
 # ---------------------------------------------------------------------------- instances

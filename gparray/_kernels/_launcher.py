@@ -8,7 +8,10 @@ with each parameter's alignment, as the CUDA ABI lays out a kernel's parameters)
 once per kernel from the NumPy types of the first call's arguments; callers always pass the
 same types for one kernel instance (pointers as ``numpy.uint64``, sizes as ``numpy.int64`` or
 ``numpy.int32``, values as NumPy scalars of the kernel's type, structs as NumPy structured
-scalars). If the driver ever rejects a packed launch, gparray falls back to CuPy's call.
+scalars). Once a kernel's layout is known, plain layouts take Python ints and floats too,
+and ``Kernel.bind`` folds arguments that never change into one bytes field packed once. If
+the driver ever rejects the packed buffer, launches pass ``kernelParams`` (one pointer per
+argument into the same buffer) instead.
 """
 from __future__ import annotations
 
@@ -32,9 +35,11 @@ _fast_ok = True
 
 
 def layout(args):
-    """(struct.Struct, per-argument kinds, byte size) of the parameter buffer for ``args``."""
+    """(struct.Struct, per-argument kinds, byte size, per-argument offsets) of the parameter
+    buffer for ``args``."""
     parts = ["<"]
     kinds = []
+    offs = []
     off = 0
     for a in args:
         dt = a.dtype
@@ -52,69 +57,98 @@ def layout(args):
             off += pad
         parts.append(code)
         kinds.append(kind)
+        offs.append(off)
         off += size
-    return struct.Struct("".join(parts)), tuple(kinds), off
+    return struct.Struct("".join(parts)), tuple(kinds), off, tuple(offs)
+
+
+def _new_buffers():
+    buf = ctypes.create_string_buffer(_BUFSIZE)
+    size = ctypes.c_size_t(0)
+    extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buf), 2, ctypes.addressof(size), 0)
+    b = _tls.b = (buf, size, ctypes.addressof(extra), extra)
+    return b
 
 
 def _buffers():
     b = getattr(_tls, "b", None)
-    if b is None:
-        buf = ctypes.create_string_buffer(_BUFSIZE)
-        size = ctypes.c_size_t(0)
-        extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buf), 2, ctypes.addressof(size), 0)
-        b = _tls.b = (buf, size, ctypes.addressof(extra), extra)
-    return b
+    return _new_buffers() if b is None else b
+
+
+def _values(args, kinds):
+    vals = []
+    for a, k in zip(args, kinds):
+        if k == _PLAIN:
+            vals.append(a)
+        elif k == _COMPLEX:
+            vals.append(a.real)
+            vals.append(a.imag)
+        else:
+            vals.append(a.tobytes())
+    return vals
 
 
 class Kernel:
-    """A loaded kernel instance with its precomputed parameter layout."""
+    """A loaded kernel instance with its precomputed parameter layout.
 
-    __slots__ = ("fn", "ptr", "st", "plain", "kinds", "size")
+    Once built (from one call's typed arguments), a plain-layout Kernel also takes Python
+    ints and floats for its arguments: ``struct`` converts them with the layout's types."""
 
-    def __init__(self, fn, args):
+    __slots__ = ("fn", "ptr", "st", "pack", "plain", "kinds", "size", "offs")
+
+    def __init__(self, fn, args=None):
         self.fn = fn
         self.ptr = fn.ptr
-        self.st, self.kinds, self.size = layout(args)
-        self.plain = all(k == _PLAIN for k in self.kinds)
+        if args is not None:
+            self._set(*layout(args))
 
-    def _values(self, args):
-        vals = []
-        for a, k in zip(args, self.kinds):
-            if k == _PLAIN:
-                vals.append(a)
-            elif k == _COMPLEX:
-                vals.append(a.real)
-                vals.append(a.imag)
-            else:
-                vals.append(a.tobytes())
-        return vals
+    def _set(self, st, kinds, size, offs):
+        self.st, self.kinds, self.size, self.offs = st, kinds, size, offs
+        self.pack = st.pack_into
+        self.plain = all(k == _PLAIN for k in kinds)
+
+    def bind(self, args, nvar: int):
+        """(Kernel, tail): this kernel taking its first ``nvar`` arguments as plain values and
+        the rest as one bytes field; ``tail`` is those bytes for ``args[nvar:]`` (the leading
+        ones in ``args`` only give their types). Call it with ``(*leading, tail)``."""
+        if not 0 <= nvar < len(args) or any(k != _PLAIN for k in self.kinds[:nvar]):
+            raise ValueError(f"Kernel.bind: the first {nvar} of {len(args)} arguments must be plain "
+                             "scalars, followed by at least one bound argument")
+        full = self.st.pack(*_values(args, self.kinds))
+        lead = layout(args[:nvar])[0].format.lstrip("<")
+        cut = self.offs[nvar]
+        pad = cut - (self.offs[nvar - 1] + args[nvar - 1].dtype.itemsize if nvar else 0)
+        k = Kernel(self.fn)
+        st = struct.Struct(f"<{lead}{f'{pad}x' if pad else ''}{self.size - cut}s")
+        k._set(st, (_PLAIN,) * (nvar + 1), self.size, self.offs)
+        return k, full[cut:]
 
     def __call__(self, grid: int, block: int, args, shared_mem: int, stream_ptr: int):
         global _fast_ok
+        b = getattr(_tls, "b", None)
+        if b is None:
+            b = _new_buffers()
+        if self.plain:
+            self.pack(b[0], 0, *args)
+        else:
+            self.pack(b[0], 0, *_values(args, self.kinds))
         if _fast_ok:
-            buf, size, extra_addr, _keep = _buffers()
-            if self.plain:
-                self.st.pack_into(buf, 0, *args)
-            else:
-                self.st.pack_into(buf, 0, *self._values(args))
-            size.value = self.size
+            b[1].value = self.size
             try:
-                _driver().launchKernel(self.ptr, grid, 1, 1, block, 1, 1, shared_mem, stream_ptr, 0, extra_addr)
+                _launch_kernel(self.ptr, grid, 1, 1, block, 1, 1, shared_mem, stream_ptr, 0, b[2])
                 return
-            except Exception as exc:  # a driver that rejects packed parameters: use CuPy's path
+            except Exception as exc:  # a driver that rejects the packed buffer: kernelParams
                 if "INVALID_VALUE" not in str(exc):
                     raise
                 _fast_ok = False
-        self.fn((grid,), (block,), args, shared_mem=shared_mem)
+        base = ctypes.addressof(b[0])
+        params = (ctypes.c_void_p * len(self.offs))(*(base + o for o in self.offs))
+        _launch_kernel(self.ptr, grid, 1, 1, block, 1, 1, shared_mem, stream_ptr, ctypes.addressof(params), 0)
 
 
-_drv = None
+def _launch_kernel(*a):
+    global _launch_kernel
+    from cupy_backends.cuda.api import driver
 
-
-def _driver():
-    global _drv
-    if _drv is None:
-        from cupy_backends.cuda.api import driver
-
-        _drv = driver
-    return _drv
+    _launch_kernel = driver.launchKernel
+    return _launch_kernel(*a)
