@@ -605,7 +605,8 @@ def _check_args(family, expr, args):
             assert int(a["v"][0]) <= nd
         else:
             ctype = env.get(ctype, ctype)
-            want = {"int": np.int32, "long long": np.int64, "double": np.float64}[ctype]
+            want = {"int": np.int32, "long long": np.int64, "unsigned long long": np.uint64,
+                    "double": np.float64}[ctype]
             assert type(a) is want, (expr, ctype, type(a))
 
 
@@ -667,6 +668,8 @@ def launches(monkeypatch):
     monkeypatch.setattr(_reduce, "sm_count", lambda dev: SMS)
     monkeypatch.setattr(_scan, "sm_count", lambda dev: SMS)
     monkeypatch.setattr(_scan, "_memset0", lambda ptr, n, dev: None)
+    monkeypatch.setattr(_scan, "_stream_ptr", lambda dev: 0)
+    monkeypatch.setattr(_scan, "_workspaces", {})     # never leak fake Blocks into later tests
     return got
 
 

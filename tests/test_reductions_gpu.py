@@ -573,14 +573,153 @@ def test_cumulative_many_tiles_and_lines():
                  np.float32, _f32_cumsum_bound(r[::-1]))
 
 
+def _ws_key(x, packed=True):
+    from gparray._engine import _scan
+    dev = x._device._id
+    return (dev, _scan._stream_ptr(dev), packed)
+
+
 def test_cumulative_lookback_repeated():
-    """The same large scan many times (fresh workspace each call; pool reuse must not leak
-    descriptors of an earlier launch into a later one)."""
+    """The same large scan many times, back to back without a host synchronization: one
+    persistent workspace for the stream, reused by every call (the descriptors of earlier
+    launches stay in it; only the epoch tells them apart)."""
+    from gparray._engine import _scan
     a = np.random.default_rng(12).integers(-5, 5, 2**22 + 1).astype(np.int32)
     x = xp.asarray(a)
     ref = np.cumsum(a, dtype=np.int64)
-    for _ in range(20):
-        assert_exact(xp.cumulative_sum(x), ref)
+    assert_exact(xp.cumulative_sum(x), ref)
+    ws = _scan._workspaces[_ws_key(x)][1]
+    outs = [xp.cumulative_sum(x) for _ in range(20)]
+    for o in outs:
+        assert_exact(o, ref)
+    assert _scan._workspaces[_ws_key(x)][1] is ws
+
+
+def test_cumulative_interleaved_sizes_leave_stale_descriptors():
+    """Scans of different sizes and line structures one after another on one stream, no
+    synchronization in between: a later, smaller scan finds the inclusive descriptors of a
+    bigger earlier one (other epochs) in the slots of its own tiles and must ignore them."""
+    rng = np.random.default_rng(21)
+    big = rng.integers(-9, 9, 2**24 + 17).astype(np.int32)                 # 1 line, 4097 tiles
+    lines = rng.integers(-9, 9, (3, 3_000_001)).astype(np.int32)             # 3 lines of 733 tiles
+    small = rng.integers(-9, 9, 3 * 4096 + 5).astype(np.int32)               # 4 tiles
+    f = rng.standard_normal((5, 100_003))                                    # float64, 5 lines of 25 tiles
+    c = rng.standard_normal(2**20 + 3) + 1j * rng.standard_normal(2**20 + 3)  # complex128, 513 tiles
+    c_small = c[:5000]
+    xb, xl, xs, xf, xc, xcs = (xp.asarray(v) for v in (big, lines, small, f, c, c_small))
+    plan = [("b", xb), ("s", xs), ("l", xl), ("c", xc), ("f", xf), ("s", xs), ("cs", xcs),
+            ("b", xb), ("l", xl), ("cs", xcs), ("c", xc), ("s", xs)] * 2
+    outs = []
+    for name, x in plan:
+        axis = 1 if name in ("l", "f") else -1
+        outs.append((name, xp.cumulative_sum(x, axis=axis)))
+    refs = {"b": np.cumsum(big, dtype=np.int64), "s": np.cumsum(small, dtype=np.int64),
+            "l": np.cumsum(lines, axis=1, dtype=np.int64)}
+    for name, o in outs:
+        if name in refs:
+            assert_exact(o, refs[name])
+        elif name == "f":
+            assert_close(o, np.cumsum(f, axis=1), np.float64, 8 * eps(np.float64) * np.cumsum(np.abs(f), axis=1))
+        else:
+            v = c if name == "c" else c_small
+            assert_close(o, np.cumsum(v), np.complex128, 8 * eps(np.float64) * np.cumsum(np.abs(v)))
+
+
+def test_cumulative_workspace_grows_while_older_kernels_run():
+    """A scan that needs more tiles than the stream's workspace holds gets a bigger one; the
+    old one goes back to the pool while the kernels that used it may still run, and memory
+    allocated right after (possibly that block) is written in stream order."""
+    from gparray._engine import _scan
+    _scan.release_workspaces()
+    rng = np.random.default_rng(22)
+    n_big = (_scan.WS_MIN // 16 + 1) * 4096                                   # one tile more than WS_MIN holds
+    small = rng.integers(-9, 9, 10_000).astype(np.int32)
+    big = rng.integers(-9, 9, n_big).astype(np.int32)
+    xs, xb = xp.asarray(small), xp.asarray(big)
+    o1 = xp.cumulative_sum(xs)
+    ws0 = _scan._workspaces[_ws_key(xs)][1]
+    o2 = xp.cumulative_sum(xb)                                               # grows: new Block, zeroed
+    ws1 = _scan._workspaces[_ws_key(xs)][1]
+    assert ws1 is not ws0 and ws1.nbytes > ws0.nbytes
+    del ws0
+    fill = [xp.full((_scan.WS_MIN // 8,), 7, dtype=xp.int64) for _ in range(4)]  # may reuse the old block
+    o3 = xp.cumulative_sum(xs)
+    o4 = xp.cumulative_sum(xb)
+    for o, ref in ((o1, small), (o2, big), (o3, small), (o4, big)):
+        assert_exact(o, np.cumsum(ref, dtype=np.int64))
+    for v in fill:
+        assert_exact(v, np.full(_scan.WS_MIN // 8, 7, np.int64))
+    assert _scan._workspaces[_ws_key(xs)][1] is ws1
+
+
+def test_cumulative_streams_have_their_own_workspaces():
+    """Scans in flight on several streams at once: one workspace per stream (a shared one
+    would let concurrent launches overwrite each other's descriptors)."""
+    import cupy as cp
+    from gparray._engine import _scan
+    rng = np.random.default_rng(23)
+    a = rng.integers(-9, 9, 2**23 + 11).astype(np.int32)
+    c = rng.standard_normal(2**19 + 1) + 1j * rng.standard_normal(2**19 + 1)
+    x, xc = xp.asarray(a), xp.asarray(c)
+    xp.cuda.synchronize()
+    streams = [cp.cuda.Stream(non_blocking=True) for _ in range(4)]
+    outs = []
+    for _ in range(3):
+        for s in streams:
+            with s:
+                outs.append((xp.cumulative_sum(x), xp.cumulative_sum(xc), xp.cumulative_sum(x[1:])))
+    keys = set()
+    for s in streams:
+        s.synchronize()
+        with s:
+            keys.add(_ws_key(x))
+            keys.add(_ws_key(x, packed=False))
+    blocks = [_scan._workspaces[k][1].ptr for k in keys]
+    assert len(keys) == 8 and len(set(blocks)) == 8
+    default = _scan._workspaces.get(_ws_key(x))
+    assert default is None or default[1].ptr not in blocks
+    ref, ref1 = np.cumsum(a, dtype=np.int64), np.cumsum(a[1:], dtype=np.int64)
+    for o, oc, o1 in outs:
+        assert_exact(o, ref)
+        assert_exact(o1, ref1)
+        assert_close(oc, np.cumsum(c), np.complex128, 8 * eps(np.float64) * np.cumsum(np.abs(c)))
+
+
+def test_cumulative_threads_share_a_stream():
+    """Host threads scanning on the same (default) stream share its workspace, which grows
+    meanwhile (it starts at WS_MIN; one input needs more); their launches may reach the
+    stream in another order than their epochs."""
+    import threading
+    from gparray._engine import _scan
+    rng = np.random.default_rng(24)
+    sizes = (2**24 + 17, 5 * 4096 + 1, 2**20, 3 * 2**20 + 7)                  # the first: 4097 tiles
+    data = [rng.integers(-9, 9, n).astype(np.int32) for n in sizes]
+    xs = [xp.asarray(v) for v in data]
+    refs = [np.cumsum(v, dtype=np.int64) for v in data]
+    xp.cuda.synchronize()
+    _scan.release_workspaces()
+    errors = []
+    barrier = threading.Barrier(4)
+
+    def work(i):
+        try:
+            barrier.wait()
+            outs = []
+            for k in range(12):
+                j = (i + k) % 4
+                outs.append((j, xp.cumulative_sum(xs[j])))
+            for j, o in outs:
+                assert_exact(o, refs[j])
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors[0]
+    assert _scan._workspaces[_ws_key(xs[0])][0] >= 16 * 4097
 
 
 def test_cumulative_errors_and_dtype():

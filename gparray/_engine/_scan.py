@@ -11,14 +11,28 @@ output's and the input's strides) of L elements. ``plan`` (pure Python, CPU-test
   chained through the workspace; ``contig`` lines (stride 1 in and out) use vector loads and
   stores.
 
-Look-back workspace (``workspace_layout``): HEAD bytes (the tile counter), then per tile one
-16-byte descriptor {status, value} for accumulators of 8 bytes, or a 4-byte status word
-(padded to 16 bytes in all) and two 16-byte values (aggregate, inclusive) for 16-byte
-(complex) accumulators; the counter and the status part are zeroed before each launch.
+Look-back workspace (``workspace_layout``, protocol in gp/scan.cuh): per tile one 16-byte
+descriptor {status, value} for accumulators of at most 8 bytes, or a 48-byte record {status,
+unused, aggregate, inclusive} for 16-byte (complex) accumulators. Workspaces are persistent:
+one per (device, stream, layout) (``_workspaces``, at most ``WS_MAX`` entries, the oldest
+dropped first), grown when a launch needs more tiles and zeroed once, when allocated; one
+layout per workspace, so a status word is never read from bytes that held a value. Each
+launch passes a new epoch (``_epochs``, process-wide, from 1); the kernel treats status words
+of any other epoch as "not ready", so nothing is cleared between launches.
+
+Why sharing is safe: launches on one stream run in stream order, so they never touch one
+workspace at the same time (the handle of the per-thread default stream names a different
+stream in every host thread, so that key also carries the thread). Two host threads on one
+stream may enqueue in either order, but epochs are unique and compared for equality only.
+A launch holds a reference to its Block until it is enqueued; a replaced (grown) or
+dropped workspace goes back to the stream-ordered pool, so later reuse of that memory on the
+stream runs after every kernel that used it, and reuse on another stream waits for an event.
 """
 from __future__ import annotations
 
 import functools
+import itertools
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -32,8 +46,8 @@ FAMILY = "scan"
 THREADS = 256              # threads per look-back block (GP_SCAN_THREADS in gp/scan.cuh)
 WARPS = THREADS // 32
 VECS = 8                   # 16-byte vectors per thread per tile (GP_SCAN_VECS)
-HEAD = 128                 # workspace bytes before the tile slots (GP_SCAN_HEAD)
-PREFETCH = True            # L2 prefetch of the blockIdx tile while the tile id is fetched
+WS_MIN = 65536             # bytes: the smallest look-back workspace allocated
+WS_MAX = 16                # persistent workspaces kept (device, stream, layout)
 LINES_PER_SM = 256         # thread-per-line needs at least this many lines per SM ...
 LINES_MAX_L = 256          # ... and lines this short (or strided along the axis)
 DEFAULT_SMS = 132
@@ -41,6 +55,7 @@ DEFAULT_SMS = 132
 _ptr = np.uint64
 _i32 = np.int32
 _i64 = np.int64
+_u64 = np.uint64
 
 
 class ScanPlan(NamedTuple):
@@ -71,13 +86,13 @@ def tile_size(in_itemsize: int, out_itemsize: int) -> int:
     return THREADS * VECS * scan_vec(in_itemsize, out_itemsize)
 
 
-def workspace_layout(n_tiles: int, acc_itemsize: int) -> tuple[int, int]:
-    """(bytes of the look-back workspace, bytes to zero at its start) for ``n_tiles`` tiles
-    and accumulators of ``acc_itemsize`` bytes (mirrors gp::scan::tile_state)."""
+def workspace_layout(n_tiles: int, acc_itemsize: int) -> tuple[bool, int]:
+    """(packed, bytes) of the look-back workspace for ``n_tiles`` tiles and accumulators of
+    ``acc_itemsize`` bytes (mirrors gp::scan::tile_state): packed 16-byte descriptors, or
+    48-byte records for 16-byte accumulators."""
     if acc_itemsize <= 8:
-        return HEAD + 16 * n_tiles, HEAD + 16 * n_tiles
-    flags = -(-4 * n_tiles // 16) * 16
-    return HEAD + flags + 32 * n_tiles, HEAD + flags
+        return True, 16 * n_tiles
+    return False, 48 * n_tiles
 
 
 @functools.lru_cache(maxsize=4096)
@@ -116,6 +131,57 @@ def _memset0(ptr: int, nbytes: int, device_id: int) -> None:
         cp.cuda.runtime.memsetAsync(ptr, 0, nbytes, cp.cuda.get_current_stream().ptr)
 
 
+def _stream_ptr(device_id: int) -> int:
+    """The handle of the current stream of ``device_id`` (the one ``launch`` uses)."""
+    return _backend._cupy.cuda.get_current_stream(device_id).ptr
+
+
+_PER_THREAD = 2            # cudaStreamPerThread: a different stream in every host thread
+
+_epochs = itertools.count(1)  # launch epochs: unique, never 0 (0 = a zeroed workspace); < 2**62
+_workspaces: dict = {}        # (device, stream, packed[, thread token]) -> (nbytes, Block)
+_ws_lock = threading.Lock()
+_tls = threading.local()      # .token: this thread's key part for the per-thread stream
+
+
+def _thread_token():
+    t = getattr(_tls, "token", None)
+    if t is None:
+        t = _tls.token = object()  # kept alive by its keys: never reused by a later thread
+    return t
+
+
+def _workspace(dev: int, packed: bool, nbytes: int):
+    """The persistent look-back workspace of ``dev``'s current stream for the ``packed``
+    layout, at least ``nbytes`` long: an allocated, once-zeroed Block (the caller keeps the
+    reference until its launch is enqueued)."""
+    s = _stream_ptr(dev)
+    key = (dev, s, packed) if s != _PER_THREAD else (dev, s, packed, _thread_token())
+    e = _workspaces.get(key)
+    if e is not None and e[0] >= nbytes:
+        return e[1]
+    from .._memory import alloc
+
+    with _ws_lock:
+        e = _workspaces.get(key)
+        if e is not None and e[0] >= nbytes:
+            return e[1]
+        size = max(nbytes, WS_MIN, 2 * e[0] if e is not None else 0)
+        ws = alloc(size, dev, s)
+        _memset0(ws.ptr, size, dev)       # on this stream, before any launch that uses it
+        _workspaces.pop(key, None)         # the old Block (if any) goes back to the pool
+        while len(_workspaces) >= WS_MAX:
+            _workspaces.pop(next(iter(_workspaces)))
+        _workspaces[key] = (size, ws)
+        return ws
+
+
+def release_workspaces() -> None:
+    """Drop every persistent look-back workspace (they go back to the pool, stream-ordered)."""
+    with _ws_lock:
+        _workspaces.clear()
+
+
 _launches: dict = {}  # (op, dtypes, layout, axis, initial, device) -> (plan, expr, args, workspace)
 _LAUNCHES_MAX = 4096
 
@@ -132,19 +198,19 @@ def _prepare(op, x, axis, out_dtype, initial, dev):
                 (prm, ix(p.n_lines), ix(p.L), ix(p.s_in), ix(p.s_out), _i32(int(initial))), None)
     acc = 16 if out_dtype.kind == "c" else 8
     expr = f"gp_scan_lookback<{rd}, {'true' if p.contig else 'false'}, {p.nd}, {p.idx}>"
-    args = (prm, ix(p.L), ix(p.s_in), ix(p.s_out), _i32(int(initial)), _i64(p.tiles_per_line),
-            _i32(int(PREFETCH and p.contig)))
+    args = (prm, ix(p.L), ix(p.s_in), ix(p.s_out), _i32(int(initial)), _i64(p.tiles_per_line))
     return (p, expr, args, workspace_layout(p.grid, acc))
 
 
 def scan(op: str, x, axis: int, out, initial: bool = False) -> None:
     """out (new, C-contiguous) = cumulative ``op`` ("sum" | "prod") of ``x`` along ``axis``;
     ``initial``: out has one more element along ``axis``, starting with the identity. The
-    launch description is memoized per (op, dtypes, layout, axis, initial, device)."""
+    launch description is memoized per (op, dtypes, layout, axis, initial, device); the
+    look-back takes the stream's persistent workspace and a new epoch."""
     if out.size == 0:
         return
     dev = x._device._id
-    key = (op, x._dtype, out._dtype, x._shape, x._strides, axis, bool(initial), dev, PREFETCH)
+    key = (op, x._dtype, out._dtype, x._shape, x._strides, axis, bool(initial), dev)
     d = _launches.get(key)
     if d is None:
         d = _prepare(op, x, axis, out._dtype, initial, dev)
@@ -155,12 +221,9 @@ def scan(op: str, x, axis: int, out, initial: bool = False) -> None:
     if wsl is None:
         launch(FAMILY, expr, dev, p.grid, (_ptr(out._ptr), _ptr(x._ptr)) + args)
         return
-    from .._memory import alloc
-
-    nbytes, zero = wsl
-    ws = alloc(nbytes, dev)
-    _memset0(ws.ptr, zero, dev)
-    launch(FAMILY, expr, dev, p.grid, (_ptr(out._ptr), _ptr(x._ptr)) + args + (_ptr(ws.ptr),), block=THREADS)
+    ws = _workspace(dev, wsl[0], wsl[1])
+    launch(FAMILY, expr, dev, p.grid,
+           (_ptr(out._ptr), _ptr(x._ptr)) + args + (_ptr(ws.ptr), _u64(next(_epochs))), block=THREADS)
 
 
 def instances() -> list[str]:

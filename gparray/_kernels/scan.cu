@@ -6,11 +6,13 @@
 // indexer: operand 0 = output, 1 = input) of L elements, element strides s_in / s_out.
 // With `initial`, output lines hold L + 1 elements and start with the identity.
 //
-// gp_scan_lookback  single pass, decoupled look-back (Merrill & Garland). Tile ids come from
-//                   an atomic counter (so every tile's predecessors are running or done); a
-//                   line has tiles_per_line tiles, a tile never straddles two lines. A block:
-//                   1. takes its tile id (thread 0; meanwhile an optional L2 prefetch of
-//                      the tile of its blockIdx, which some block is about to take);
+// gp_scan_lookback  single pass, decoupled look-back (Merrill & Garland). Tile id = blockIdx.x
+//                   (blocks start in blockIdx order, so every tile's predecessors are
+//                   running or done); a line has tiles_per_line tiles, a tile never straddles
+//                   two lines; the look-back descriptors carry the launch's epoch (see
+//                   gp/scan.cuh), so the workspace needs no clearing. A block:
+//                   1. every thread derives the tile, its line and the line's offsets from
+//                      blockIdx.x (no shared memory, no barrier before the loads);
 //                   2. issues all its 16-byte vector loads (warp-striped, coalesced), keeps
 //                      the raw elements in registers;
 //                   3. vector totals -> (shared memory, one warp scan) each vector's
@@ -34,13 +36,13 @@
 
 #define GP_SBLOCK 256  // threads per block of gp_scan_lines
 
-// ws: GP_SCAN_HEAD bytes (the tile counter, zeroed) + the look-back slots of gridDim.x tiles
-// (gp::scan::tile_state, zeroed).
+// ws: the persistent look-back workspace of this stream (gp::scan::tile_state, at least
+// gridDim.x tiles); epoch: this launch's unique epoch (>= 1).
 template <class R, bool CONTIG, int ND, class IdxT>
 __global__ void __launch_bounds__(GP_SCAN_THREADS, gp::scan::shape<R>::min_blocks)
 gp_scan_lookback(typename R::out_t* __restrict__ out, const typename R::in_t* __restrict__ a,
                  gp::StridedParams<2, ND> lines, IdxT L, IdxT s_in, IdxT s_out, int initial,
-                 long long tiles_per_line, int prefetch, unsigned char* __restrict__ ws) {
+                 long long tiles_per_line, unsigned char* __restrict__ ws, unsigned long long epoch) {
     typedef typename R::in_t TA;
     typedef typename R::out_t TO;
     typedef typename R::acc_t A;
@@ -48,44 +50,23 @@ gp_scan_lookback(typename R::out_t* __restrict__ out, const typename R::in_t* __
     constexpr int V = SH::V;
     constexpr int K = GP_SCAN_VECS;
     constexpr int W = gp::scan::WARPS;
-    __shared__ long long s_info[4];  // tile, tile in line, line offsets (out, in)
     __shared__ gp::red::smem_slots<A, W> s_warp;
     __shared__ gp::red::smem_slots<A, W> s_prefix;
     __shared__ gp::red::smem_slots<A, W * SH::SLOTS> s_vec;  // per warp: vector totals, prefixes
     const R r(0.0);
-    const gp::scan::tile_state<A> st(ws, static_cast<long long>(gridDim.x));
+    const gp::scan::tile_state<A> st(ws, epoch);
 
-    // 1. tile id (and the line's offsets) from thread 0
-    if (threadIdx.x == 0) {
-        const long long t = static_cast<long long>(atomicAdd(reinterpret_cast<unsigned int*>(ws), 1u));
-        const bool one_line = tiles_per_line >= static_cast<long long>(gridDim.x);
-        if (CONTIG && prefetch) {
-            const long long b = blockIdx.x;
-            const long long bl = one_line ? 0 : b / tiles_per_line;
-            const long long bt = b - bl * tiles_per_line;
-            IdxT boff[2];
-            gp::scan::line_offsets<ND, IdxT>(lines, static_cast<IdxT>(bl), boff);
-            const IdxT e = static_cast<IdxT>(bt) * SH::TILE;
-            const IdxT n = L - e < SH::TILE ? L - e : static_cast<IdxT>(SH::TILE);
-            const unsigned long long p0 = reinterpret_cast<unsigned long long>(a + boff[1] + e);
-            const unsigned long long lo = p0 & ~15ull;
-            const unsigned long long hi = (p0 + static_cast<unsigned long long>(n) * sizeof(TA) + 15ull) & ~15ull;
-            gp::scan::prefetch_l2(reinterpret_cast<const void*>(lo), static_cast<unsigned int>(hi - lo));
-        }
-        const long long line = one_line ? 0 : t / tiles_per_line;
-        IdxT loff[2];
-        gp::scan::line_offsets<ND, IdxT>(lines, static_cast<IdxT>(line), loff);
-        s_info[0] = t;
-        s_info[1] = t - line * tiles_per_line;
-        s_info[2] = loff[0];
-        s_info[3] = loff[1];
-    }
-    __syncthreads();
-    const long long tile = s_info[0];
-    const long long tl = s_info[1];
-    const IdxT off_out = static_cast<IdxT>(s_info[2]);
+    // 1. tile, line and line offsets, in every thread (tiles_per_line <= gridDim.x < 2^31;
+    //    line 0 has offsets 0, so one-line scans divide nothing)
+    const unsigned int tpl = static_cast<unsigned int>(tiles_per_line);
+    const unsigned int line = blockIdx.x / tpl;
+    const long long tile = blockIdx.x;
+    const long long tl = static_cast<long long>(blockIdx.x - line * tpl);
+    IdxT loff[2] = {IdxT(0), IdxT(0)};
+    if (line != 0u) gp::scan::line_offsets<ND, IdxT>(lines, static_cast<IdxT>(line), loff);
+    const IdxT off_out = loff[0];
     TO* o_line = out + off_out + (initial ? s_out : IdxT(0));
-    const TA* i_line = a + static_cast<IdxT>(s_info[3]);
+    const TA* i_line = a + loff[1];
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const IdxT e0 = static_cast<IdxT>(tl) * SH::TILE + w * SH::WSEG + lane * V;
     const bool vin = CONTIG && gp::aligned_for<V>(i_line);

@@ -6,16 +6,30 @@
 // wider of input and output, at most 4 elements), loaded warp-striped: vector k of lane l of
 // warp w starts at element w * WSEG + k * 32 * V + l * V of the tile (WSEG = VECS * 32 * V).
 //
-// Look-back state, one slot per tile of the launch (zeroed before the launch):
-// * accumulators of at most 8 bytes: one 16-byte descriptor {status, value bits}, written
-//   with one st.relaxed.gpu.v2.u64 and read with one ld.relaxed.gpu.v2.u64. A reader sees
-//   either the old or the new descriptor, never a status without its value (the property
-//   CUB's ScanTileState relies on), so no fence is needed anywhere: the descriptor is the
-//   only data that crosses blocks.
-// * 16-byte accumulators (complex128): status words and two value arrays (aggregate,
-//   inclusive); values are stored first, then the status with st.release.gpu; readers poll
-//   the status with ld.relaxed.gpu and fence once (acquire) before reading the values.
-// Status: 0 nothing yet, 1 aggregate of the tile, 2 inclusive prefix (through the tile).
+// Tile ids: tile = blockIdx.x. Blocks are dispatched in increasing blockIdx order (what
+// CUB's single-pass scan relies on too), so when a block runs, every block of a smaller id
+// is resident or finished and publishes its aggregate without waiting on later tiles.
+//
+// Look-back workspace: persistent, reused by launch after launch on one stream and zeroed
+// only when it is allocated; nothing is cleared between launches. Each launch has a unique
+// epoch E >= 1 (a kernel argument); a status word is (E << 2) | flag with flag 1 = aggregate
+// of the tile, 2 = inclusive prefix through the tile. A reader takes a status word whose
+// epoch is not its own E (zero from the allocation, or any other launch's, earlier or later)
+// as "nothing yet"; epochs are never reused, so a stale word never matches. The test is
+// equality, not order: host threads sharing a stream may enqueue their launches in another
+// order than they took their epochs, so a launch can find words of a later epoch. Launches
+// on one workspace never overlap in time (one stream: stream order), since two concurrent
+// launches would overwrite each other's descriptors. Per tile t:
+// * accumulators of at most 8 bytes: one 16-byte descriptor {status, value bits} at byte
+//   16 t, written with one st.relaxed.gpu.v2.u64 and read with one ld.relaxed.gpu.v2.u64. A
+//   reader sees either the old or the new descriptor, never a status without its value (the
+//   property CUB's ScanTileState relies on), so no fence is needed anywhere.
+// * 16-byte accumulators (complex128): a 48-byte record at byte 48 t: {status (8 bytes),
+//   unused (8), aggregate (16), inclusive prefix (16)}; the value is stored first, then the
+//   status with st.release.gpu.u64; readers poll the status with ld.relaxed.gpu.u64 and fence
+//   once (acquire) before reading the value the status names (each written once per launch).
+// A workspace only ever holds one of the two layouts (the host keeps one per stream and
+// layout), so a status word is never read from bytes that held another launch's value.
 #pragma once
 #include "types.cuh"
 #include "indexer.cuh"
@@ -25,7 +39,6 @@
 #ifndef GP_SCAN_VECS
 #define GP_SCAN_VECS 8        // 16-byte vectors per thread per tile (a power of two)
 #endif
-#define GP_SCAN_HEAD 128      // workspace bytes before the tile slots (the tile counter)
 
 namespace gp {
 namespace scan {
@@ -66,24 +79,15 @@ __device__ __forceinline__ void ld_relaxed_v2(const unsigned long long* p, unsig
                                               unsigned long long& b) {
     asm volatile("ld.relaxed.gpu.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
 }
-__device__ __forceinline__ void st_release(unsigned int* p, unsigned int v) {
-    asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+__device__ __forceinline__ void st_release(unsigned long long* p, unsigned long long v) {
+    asm volatile("st.release.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
-__device__ __forceinline__ unsigned int ld_relaxed(const unsigned int* p) {
-    unsigned int v;
-    asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+__device__ __forceinline__ unsigned long long ld_relaxed(const unsigned long long* p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
     return v;
 }
 __device__ __forceinline__ void fence_acq_rel() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
-
-// L2 prefetch of [p, p + bytes) (p 16-byte aligned, bytes a multiple of 16; a hint only,
-// sm_90 and newer; nothing before).
-__device__ __forceinline__ void prefetch_l2(const void* p, unsigned int bytes) {
-#if __CUDA_ARCH__ >= 900
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(__cvta_generic_to_global(p)), "r"(bytes)
-                 : "memory");
-#endif
-}
 
 // 8-byte word <-> accumulator of at most 8 bytes
 template <class A>
@@ -158,26 +162,32 @@ __device__ __forceinline__ void opaque(T& v) {
 }
 
 // ------------------------------------------------------------------ tile state
-// The look-back slots of the launch behind the workspace head: `packed` -> n_tiles
-// descriptors of 16 bytes; else n_tiles status words (padded to 16 bytes), n_tiles
-// aggregates and n_tiles inclusive prefixes of 16 bytes.
+// The look-back slots of one launch in the workspace `ws` (layout in the header comment),
+// seen with the launch's epoch: poll() returns 0 for a status word of another epoch.
 template <class A, bool PACKED = (sizeof(A) <= 8)>
 struct tile_state;
+
+// status of word s for the tag E << 2: its flag when the epoch matches, else 0
+__device__ __forceinline__ unsigned int status_of(unsigned long long s, unsigned long long tag) {
+    return (s & ~3ull) == tag ? static_cast<unsigned int>(s & 3ull) : 0u;
+}
 
 template <class A>
 struct tile_state<A, true> {
     static constexpr bool packed = true;
-    unsigned long long* d;  // 2 words per tile
-    __device__ tile_state(unsigned char* ws, long long) : d(reinterpret_cast<unsigned long long*>(ws + GP_SCAN_HEAD)) {}
+    unsigned long long* d;   // 2 words per tile
+    unsigned long long tag;  // epoch << 2
+    __device__ tile_state(unsigned char* ws, unsigned long long epoch)
+        : d(reinterpret_cast<unsigned long long*>(ws)), tag(epoch << 2) {}
     __device__ __forceinline__ void publish(long long t, unsigned int status, const A& v) const {
-        st_relaxed_v2(d + 2 * t, status, to_word(v));
+        st_relaxed_v2(d + 2 * t, tag | status, to_word(v));
     }
     // status and value of tile t (every lane its own t)
     __device__ __forceinline__ unsigned int poll(long long t, A& v) const {
         unsigned long long s, w;
         ld_relaxed_v2(d + 2 * t, s, w);
         v = from_word<A>(w);
-        return static_cast<unsigned int>(s);
+        return status_of(s, tag);
     }
     __device__ __forceinline__ void acquire() const {}
 };
@@ -185,27 +195,23 @@ struct tile_state<A, true> {
 template <class A>
 struct tile_state<A, false> {
     static constexpr bool packed = false;
-    unsigned int* flags;
-    unsigned long long* aggs;   // 2 words per tile
-    unsigned long long* incls;  // 2 words per tile
-    __device__ tile_state(unsigned char* ws, long long n_tiles) {
-        unsigned char* p = ws + GP_SCAN_HEAD;
-        flags = reinterpret_cast<unsigned int*>(p);
-        aggs = reinterpret_cast<unsigned long long*>(p + ((4 * n_tiles + 15) / 16) * 16);
-        incls = aggs + 2 * n_tiles;
-    }
+    static constexpr int REC = 6;  // words per tile: status, unused, aggregate (2), inclusive (2)
+    unsigned long long* rec;
+    unsigned long long tag;        // epoch << 2
+    __device__ tile_state(unsigned char* ws, unsigned long long epoch)
+        : rec(reinterpret_cast<unsigned long long*>(ws)), tag(epoch << 2) {}
     __device__ __forceinline__ void publish(long long t, unsigned int status, const A& v) const {
         unsigned long long a, b;
         to_words(v, a, b);
-        st_relaxed_v2((status == 2u ? incls : aggs) + 2 * t, a, b);
-        st_release(flags + t, status);
+        st_relaxed_v2(rec + REC * t + (status == 2u ? 4 : 2), a, b);
+        st_release(rec + REC * t, tag | status);
     }
     // status only; the value is read after acquire() by value()
-    __device__ __forceinline__ unsigned int poll(long long t, A&) const { return ld_relaxed(flags + t); }
+    __device__ __forceinline__ unsigned int poll(long long t, A&) const { return status_of(ld_relaxed(rec + REC * t), tag); }
     __device__ __forceinline__ void acquire() const { fence_acq_rel(); }
     __device__ __forceinline__ A value(long long t, unsigned int status) const {
         unsigned long long a, b;
-        ld_relaxed_v2((status == 2u ? incls : aggs) + 2 * t, a, b);
+        ld_relaxed_v2(rec + REC * t + (status == 2u ? 4 : 2), a, b);
         return from_words<A>(a, b);
     }
 };
@@ -214,9 +220,8 @@ struct tile_state<A, false> {
 // line. Called by the 32 lanes of one warp after the tile published its aggregate (tl > 0);
 // returns the prefix in every lane. Lane j looks at tile top - j, 32 tiles at a time, and
 // spins (with back-off) until every lane before the nearest inclusive prefix shows at least
-// an aggregate. Predecessors took their tile ids from the counter earlier, so they are
-// running or done, and they publish their aggregates without waiting on this tile: no
-// deadlock under any order of blocks.
+// an aggregate. Predecessors have smaller blockIdx, so they are resident or done (in-order
+// dispatch), and they publish their aggregates without waiting on this tile: no deadlock.
 template <class R, class A, class S>
 __device__ __forceinline__ A lookback(const R& r, const S& st, long long t, long long tl, int lane) {
     A prefix = r.identity();
