@@ -557,7 +557,7 @@ def test_every_instance_compiles(family, start):
 import re  # noqa: E402
 
 import gparray._memory as _memory  # noqa: E402
-from gparray._engine import _launch  # noqa: E402
+from _fakes import BindRun  # noqa: E402
 
 
 def _split_args(text):
@@ -648,19 +648,22 @@ def launches(monkeypatch):
         assert grid >= 1
         got.append((family, expr, args))
 
-    def fake_bind(family, expr, device_id, args, nvar):
+    def fake_bind(family, expr, device_id, args, var):
         got.append((family, expr, args))
-        return (expr, len(args), nvar), b"tail"
+        assert tuple(var) == tuple(range(len(var)))  # the pointers lead
+        return (expr, len(var)), (b"tail",)
 
     def fake_run(k, device_id, grid, args, shared_mem=0, block=256):
-        expr, nargs, nvar = k
+        expr, nvar = k
         assert grid >= 1 and len(args) == nvar + 1 and args[-1] == b"tail", (expr, args)
         assert all(type(a) is int for a in args[:-1]), (expr, args)
         runs.append(expr)
 
     runs = []
-    for mod in (_scan, _search):
-        monkeypatch.setattr(mod, "launch", fake_launch)
+    monkeypatch.setattr(_search, "launch", fake_launch)
+    br = BindRun(fake_launch)
+    monkeypatch.setattr(_scan, "bind", br.bind)
+    monkeypatch.setattr(_scan, "run", br.run)
     monkeypatch.setattr(_reduce, "bind", fake_bind)
     monkeypatch.setattr(_reduce, "run", fake_run)
     monkeypatch.setattr(_reduce, "_launches", {})

@@ -16,6 +16,7 @@ import pytest
 
 import gparray._memory as _memory
 from gparray._engine import _scan, _shapes
+from _fakes import BindRun
 from gparray._kernels import _compile
 
 SMS = 132
@@ -128,9 +129,14 @@ class _Fake:
         self._strides = tuple(strides) if strides is not None else \
             _shapes.c_strides(self._shape, self._dtype.itemsize)
         self._ptr = ptr
+        self._buf, self._offset = _Base(), ptr
         self._device = _Dev()
 
     size = property(lambda self: _shapes.prod(self._shape))
+
+
+class _Base:
+    ptr = 0
 
 
 class _Block:
@@ -175,7 +181,9 @@ class _Host:
 @pytest.fixture
 def host(monkeypatch):
     h = _Host()
-    monkeypatch.setattr(_scan, "launch", h.launch)
+    br = BindRun(h.launch)
+    monkeypatch.setattr(_scan, "bind", br.bind)
+    monkeypatch.setattr(_scan, "run", br.run)
     monkeypatch.setattr(_memory, "alloc", h.alloc)
     monkeypatch.setattr(_scan, "sm_count", lambda dev: SMS)
     monkeypatch.setattr(_scan, "_memset0", h.memset)

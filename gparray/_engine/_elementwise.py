@@ -190,13 +190,13 @@ def binary(op: str, a, b, out, ct) -> None:
     d = _binary_launches.get(key)
     if d is None:
         expr, grid, swap, extra = _binary_desc(op, a, b, out, ct)
-        d = bind(FAMILY, expr, dev, (_P0, _P0, _P0) + extra, 3) + (grid, swap)
+        d = bind(FAMILY, expr, dev, (_P0, _P0, _P0) + extra, (0, 1, 2)) + (grid, swap)
         if len(_binary_launches) >= _LAUNCHES_MAX:
             _binary_launches.clear()
         _binary_launches[key] = d
     k, tail, grid, swap = d
     x, y = (b, a) if swap else (a, b)
-    run(k, dev, grid, (out._buf.ptr + out._offset, x._buf.ptr + x._offset, y._buf.ptr + y._offset, tail))
+    run(k, dev, grid, (out._buf.ptr + out._offset, x._buf.ptr + x._offset, y._buf.ptr + y._offset) + tail)
 
 
 def _binary_desc(op, a, b, out, ct) -> tuple:

@@ -84,10 +84,10 @@ def kernel(family: str, expr: str, device_id: int, args) -> Kernel:
     return k
 
 
-def bind(family: str, expr: str, device_id: int, args, nvar: int):
-    """(Kernel, tail) for launches of ``expr`` whose arguments after the first ``nvar`` are
-    always ``args[nvar:]`` (see ``Kernel.bind``): ``run(k, dev, grid, (*leading, tail))``."""
-    return kernel(family, expr, device_id, args).bind(args, nvar)
+def bind(family: str, expr: str, device_id: int, args, var):
+    """(Kernel, tails) for launches of ``expr`` whose arguments other than those at indexes
+    ``var`` are always as in ``args`` (see ``Kernel.bind``)."""
+    return kernel(family, expr, device_id, args).bind(args, var)
 
 
 _cp = None

@@ -248,10 +248,10 @@ class _Launch(NamedTuple):
     the kernels bound to their constant arguments (``Kernel.bind``) and those bytes."""
 
     plan: Plan
-    kern: object        # bound main kernel: (out, ws, x, tail)
-    tail: bytes
-    fkern: object       # bound second pass (None without one): (out, ws, ftail)
-    ftail: bytes
+    kern: object        # bound main kernel: (out, ws, x) + tail
+    tail: tuple
+    fkern: object       # bound second pass (None without one): (out, ws) + ftail
+    ftail: tuple
     ws_bytes: int
 
 
@@ -268,10 +268,10 @@ def _prepare(op: str, x, axes: tuple, out_dtype, aligned: bool, param: float) ->
     else:
         expr = f"gp_reduce_outer<{rd}, {p.group}, {p.unroll}, {p.nd}, {p.idx}>"
     prm = np.float64(param)
-    k, ktail = bind(FAMILY, expr, dev, (_P0, _P0, _P0) + head + tail + (prm,), 3)
-    fk, ftail = None, b""
+    k, ktail = bind(FAMILY, expr, dev, (_P0, _P0, _P0) + head + tail + (prm,), (0, 1, 2))
+    fk, ftail = None, ()
     if p.finish:
-        fk, ftail = bind(FAMILY, f"gp_reduce_finish<{rd}, {p.finish[0]}>", dev, (_P0, _P0) + fin + (prm,), 2)
+        fk, ftail = bind(FAMILY, f"gp_reduce_finish<{rd}, {p.finish[0]}>", dev, (_P0, _P0) + fin + (prm,), (0, 1))
     ws_bytes = p.splits * p.n_out * WS_STATE_BYTES if p.splits > 1 else 0
     return _Launch(p, k, ktail, fk, ftail, ws_bytes)
 
@@ -306,9 +306,9 @@ def reduce(op: str, x, axes: tuple, out, param: float = 0.0) -> None:
             from .._memory import alloc as _alloc
         ws = _alloc(lp.ws_bytes, dev)
         wp = ws.ptr
-    run(lp.kern, dev, lp.plan.grid, (op_, wp, xp, lp.tail))
+    run(lp.kern, dev, lp.plan.grid, (op_, wp, xp) + lp.tail)
     if lp.fkern is not None:
-        run(lp.fkern, dev, lp.plan.finish[1], (op_, wp, lp.ftail))
+        run(lp.fkern, dev, lp.plan.finish[1], (op_, wp) + lp.ftail)
 
 
 # ---------------------------------------------------------------------------- instances

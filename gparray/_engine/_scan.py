@@ -39,7 +39,7 @@ import numpy as np
 
 from .. import _backend
 from . import _shapes
-from ._launch import BLOCK, index_type, launch, nd_template, strided_params
+from ._launch import BLOCK, bind, index_type, nd_template, run, strided_params
 from ._reduce import reducer, sm_count
 
 FAMILY = "scan"
@@ -182,11 +182,13 @@ def release_workspaces() -> None:
         _workspaces.clear()
 
 
-_launches: dict = {}  # (op, dtypes, layout, axis, initial, device) -> (plan, expr, args, workspace)
+_launches: dict = {}  # (op, dtypes, layout, axis, initial, device) -> (kernel, tails, plan, workspace)
 _LAUNCHES_MAX = 4096
+_P0 = _ptr(0)
 
 
 def _prepare(op, x, axis, out_dtype, initial, dev):
+    """(bound kernel, its constant tails, plan, (packed, workspace bytes) or None)."""
     isz = x._dtype.itemsize
     est = tuple(s // isz for s in x._strides)
     p = plan(x._shape, est, axis, isz, out_dtype.itemsize, bool(initial), sm_count(dev))
@@ -194,12 +196,13 @@ def _prepare(op, x, axis, out_dtype, initial, dev):
     prm = strided_params(p.lines[0], p.lines[1], p.nd)
     ix = _i32 if p.idx == "int" else _i64
     if p.strategy == "lines":
-        return (p, f"gp_scan_lines<{rd}, {p.nd}, {p.idx}>",
-                (prm, ix(p.n_lines), ix(p.L), ix(p.s_in), ix(p.s_out), _i32(int(initial))), None)
+        args = (_P0, _P0, prm, ix(p.n_lines), ix(p.L), ix(p.s_in), ix(p.s_out), _i32(int(initial)))
+        return bind(FAMILY, f"gp_scan_lines<{rd}, {p.nd}, {p.idx}>", dev, args, (0, 1)) + (p, None)
     acc = 16 if out_dtype.kind == "c" else 8
     expr = f"gp_scan_lookback<{rd}, {'true' if p.contig else 'false'}, {p.nd}, {p.idx}>"
-    args = (prm, ix(p.L), ix(p.s_in), ix(p.s_out), _i32(int(initial)), _i64(p.tiles_per_line))
-    return (p, expr, args, workspace_layout(p.grid, acc))
+    args = (_P0, _P0, prm, ix(p.L), ix(p.s_in), ix(p.s_out), _i32(int(initial)), _i64(p.tiles_per_line),
+            _P0, _u64(0))
+    return bind(FAMILY, expr, dev, args, (0, 1, 8, 9)) + (p, workspace_layout(p.grid, acc))
 
 
 def scan(op: str, x, axis: int, out, initial: bool = False) -> None:
@@ -217,13 +220,13 @@ def scan(op: str, x, axis: int, out, initial: bool = False) -> None:
         if len(_launches) >= _LAUNCHES_MAX:
             _launches.clear()
         _launches[key] = d
-    p, expr, args, wsl = d
+    k, tails, p, wsl = d
+    ptrs = (out._buf.ptr + out._offset, x._buf.ptr + x._offset)
     if wsl is None:
-        launch(FAMILY, expr, dev, p.grid, (_ptr(out._ptr), _ptr(x._ptr)) + args)
+        run(k, dev, p.grid, ptrs + tails)
         return
     ws = _workspace(dev, wsl[0], wsl[1])
-    launch(FAMILY, expr, dev, p.grid,
-           (_ptr(out._ptr), _ptr(x._ptr)) + args + (_ptr(ws.ptr), _u64(next(_epochs))), block=THREADS)
+    run(k, dev, p.grid, ptrs + tails + (ws.ptr, next(_epochs)), block=THREADS)
 
 
 def instances() -> list[str]:

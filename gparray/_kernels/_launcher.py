@@ -107,21 +107,39 @@ class Kernel:
         self.pack = st.pack_into
         self.plain = all(k == _PLAIN for k in kinds)
 
-    def bind(self, args, nvar: int):
-        """(Kernel, tail): this kernel taking its first ``nvar`` arguments as plain values and
-        the rest as one bytes field; ``tail`` is those bytes for ``args[nvar:]`` (the leading
-        ones in ``args`` only give their types). Call it with ``(*leading, tail)``."""
-        if not 0 <= nvar < len(args) or any(k != _PLAIN for k in self.kinds[:nvar]):
-            raise ValueError(f"Kernel.bind: the first {nvar} of {len(args)} arguments must be plain "
-                             "scalars, followed by at least one bound argument")
+    def bind(self, args, var):
+        """(Kernel, tails): this kernel taking the arguments at indexes ``var`` as plain
+        values and each run of the others as one bytes field; ``tails`` holds those bytes
+        for ``args`` (whose ``var`` entries only give their types). Call it with the values
+        and the tails interleaved in parameter order, e.g. ``(out, x) + tails + (ws, epoch)``."""
+        var = frozenset(var)
+        n = len(args)
+        if len(var) >= n or any(not 0 <= i < n or self.kinds[i] != _PLAIN for i in var):
+            raise ValueError(f"Kernel.bind: arguments {sorted(var)} of {n} must be plain scalars, "
+                             "with at least one argument left to bind")
         full = self.st.pack(*_values(args, self.kinds))
-        lead = layout(args[:nvar])[0].format.lstrip("<")
-        cut = self.offs[nvar]
-        pad = cut - (self.offs[nvar - 1] + args[nvar - 1].dtype.itemsize if nvar else 0)
+        fmt, tails, pos, i = ["<"], [], 0, 0
+        while i < n:
+            start = self.offs[i]
+            if i in var:
+                end = start + args[i].dtype.itemsize
+                code = _CODES[args[i].dtype]
+                i += 1
+            else:
+                j = i
+                while j < n and j not in var:
+                    j += 1
+                end = self.offs[j] if j < n else self.size
+                code = f"{end - start}s"
+                tails.append(full[start:end])
+                i = j
+            if start > pos:
+                fmt.append(f"{start - pos}x")
+            fmt.append(code)
+            pos = end
         k = Kernel(self.fn)
-        st = struct.Struct(f"<{lead}{f'{pad}x' if pad else ''}{self.size - cut}s")
-        k._set(st, (_PLAIN,) * (nvar + 1), self.size, self.offs)
-        return k, full[cut:]
+        k._set(struct.Struct("".join(fmt)), (_PLAIN,) * (len(var) + len(tails)), self.size, self.offs)
+        return k, tuple(tails)
 
     def __call__(self, grid: int, block: int, args, shared_mem: int, stream_ptr: int):
         global _fast_ok
