@@ -43,6 +43,37 @@ def _reduce_into(op: str, x, axes: tuple, keepdims: bool, out_dtype, param: floa
     return out
 
 
+# Repeat calls skip the checks: (op, input dtype, shape, axis) -> (axes, result shape, result
+# dtype) of calls without dtype= and keepdims whose checks passed (they depend on nothing else).
+_seen: dict = {}
+_SEEN_MAX = 4096
+_empty = None
+
+
+def _repeat(op: str, x, axis):
+    """The result of a reduction whose checks passed before for this (op, dtype, shape,
+    axis), computed without them; None when not seen (or ``axis`` is not None or an int)."""
+    global _empty
+    if type(x) is not Array or not (axis is None or type(axis) is int):
+        return None
+    f = _seen.get((op, x._dtype, x._shape, axis))
+    if f is None:
+        return None
+    if _empty is None:
+        from ._creation import _empty
+    out = _empty(f[1], f[2], x._device)
+    _reduce.reduce(op, x, f[0], out)
+    return out
+
+
+def _remember(op: str, x, axis, axes: tuple, out):
+    if axis is None or type(axis) is int:
+        if len(_seen) >= _SEEN_MAX:
+            _seen.clear()
+        _seen[(op, x._dtype, x._shape, axis)] = (axes, out._shape, out._dtype)
+    return out
+
+
 def _reduced_count(x, axes: tuple) -> int:
     return _shapes.prod(x._shape[i] for i in axes)
 
@@ -58,40 +89,59 @@ def sum(x, /, *, axis=None, dtype=None, keepdims=False):  # noqa: A001 (spec nam
     """Sum over ``axis`` (default: all). Default dtype: int64 for bool and signed integers,
     uint64 for unsigned, the input's for floating types; ``dtype`` casts the input first.
     Float sums accumulate in double (complex in complex128), integers wrap."""
+    plain = dtype is None and not keepdims
+    if plain and (r := _repeat("sum", x, axis)) is not None:
+        return r
     _check(x, "sum", "biufc", "a numeric")
     out_dt = _result_dtype(dtype, _reduce.sum_dtype(x._dtype), "sum")
-    return _reduce_into("sum", x, _shapes.normalize_axes(axis, x.ndim, "sum"), keepdims, out_dt)
+    axes = _shapes.normalize_axes(axis, x.ndim, "sum")
+    out = _reduce_into("sum", x, axes, keepdims, out_dt)
+    return _remember("sum", x, axis, axes, out) if plain else out
 
 
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     """Product over ``axis`` (default: all); dtype rules as ``sum``; empty products are 1."""
+    plain = dtype is None and not keepdims
+    if plain and (r := _repeat("prod", x, axis)) is not None:
+        return r
     _check(x, "prod", "biufc", "a numeric")
     out_dt = _result_dtype(dtype, _reduce.sum_dtype(x._dtype), "prod")
-    return _reduce_into("prod", x, _shapes.normalize_axes(axis, x.ndim, "prod"), keepdims, out_dt)
+    axes = _shapes.normalize_axes(axis, x.ndim, "prod")
+    out = _reduce_into("prod", x, axes, keepdims, out_dt)
+    return _remember("prod", x, axis, axes, out) if plain else out
 
 
 def max(x, /, *, axis=None, keepdims=False):  # noqa: A001 (spec name)
     """Largest element over ``axis``; NaN propagates; an empty reduction raises ValueError."""
+    if not keepdims and (r := _repeat("max", x, axis)) is not None:
+        return r
     _check(x, "max", "biuf", "a real")
     axes = _shapes.normalize_axes(axis, x.ndim, "max")
     _check_nonempty(x, axes, "max")
-    return _reduce_into("max", x, axes, keepdims, x._dtype)
+    out = _reduce_into("max", x, axes, keepdims, x._dtype)
+    return out if keepdims else _remember("max", x, axis, axes, out)
 
 
 def min(x, /, *, axis=None, keepdims=False):  # noqa: A001 (spec name)
     """Smallest element over ``axis``; NaN propagates; an empty reduction raises ValueError."""
+    if not keepdims and (r := _repeat("min", x, axis)) is not None:
+        return r
     _check(x, "min", "biuf", "a real")
     axes = _shapes.normalize_axes(axis, x.ndim, "min")
     _check_nonempty(x, axes, "min")
-    return _reduce_into("min", x, axes, keepdims, x._dtype)
+    out = _reduce_into("min", x, axes, keepdims, x._dtype)
+    return out if keepdims else _remember("min", x, axis, axes, out)
 
 
 def mean(x, /, *, axis=None, keepdims=False):
     """Arithmetic mean over ``axis``: floating types keep their dtype, integers give
     float64; the mean of nothing is NaN (NaN + NaN j for complex)."""
+    if not keepdims and (r := _repeat("mean", x, axis)) is not None:
+        return r
     _check(x, "mean", "iufc", "a numeric (not bool)")
     axes = _shapes.normalize_axes(axis, x.ndim, "mean")
-    return _reduce_into("mean", x, axes, keepdims, _reduce.float_result(x._dtype))
+    out = _reduce_into("mean", x, axes, keepdims, _reduce.float_result(x._dtype))
+    return out if keepdims else _remember("mean", x, axis, axes, out)
 
 
 def _correction(correction, name: str) -> float:
@@ -125,6 +175,14 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False):
 def _cumulative(op: str, x, axis, dtype, include_initial: bool, name: str):
     from ._creation import _empty
 
+    key = None
+    if type(x) is Array and dtype is None and (axis is None or type(axis) is int) and type(include_initial) is bool:
+        key = (op, x._dtype, x._shape, axis, include_initial)
+        f = _seen.get(key)
+        if f is not None:  # checks passed before for this (op, dtype, shape, axis, include_initial)
+            out = _empty(f[1], f[2], x._device)
+            _scan.scan(op, x, f[0], out, include_initial)
+            return out
     _check(x, name, "biufc", "a numeric")
     if x.ndim == 0:
         raise ValueError(f"{name}: expected an array with at least one dimension, got a 0-d array")
@@ -138,6 +196,10 @@ def _cumulative(op: str, x, axis, dtype, include_initial: bool, name: str):
     shape[axis] += 1 if include_initial else 0
     out = _empty(tuple(shape), out_dt, x._device)
     _scan.scan(op, x, axis, out, bool(include_initial))
+    if key is not None:
+        if len(_seen) >= _SEEN_MAX:
+            _seen.clear()
+        _seen[key] = (axis, out._shape, out_dt)
     return out
 
 

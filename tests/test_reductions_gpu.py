@@ -866,3 +866,30 @@ def test_reductions_hypothesis(shape, data):
     i = (a * 3).astype(np.int32)
     assert_exact(xp.prod(xp.asarray(i), axis=axis, keepdims=keepdims),
                  np.prod(i, axis=axis, keepdims=keepdims, dtype=np.int64))
+
+
+def test_repeat_calls_skip_the_checks_but_keep_the_semantics():
+    from gparray import _statistical
+
+    a = sample(np.float32, (37, 53), seed=3)
+    x = xp.asarray(a)
+    for _ in range(3):  # the first call checks and remembers, the others take the short path
+        np.testing.assert_allclose(host(xp.sum(x, axis=1)), a.sum(axis=1, dtype=np.float64), rtol=1e-5)
+        np.testing.assert_allclose(host(xp.mean(x)), a.mean(dtype=np.float64), rtol=1e-5)
+        np.testing.assert_array_equal(host(xp.max(x, axis=-2)), a.max(axis=0))
+        np.testing.assert_allclose(host(xp.cumulative_sum(x, axis=1)), np.cumsum(a, axis=1), rtol=1e-5, atol=1e-5)
+    assert ("sum", x.dtype, (37, 53), 1) in _statistical._seen
+    assert ("max", x.dtype, (37, 53), -2) in _statistical._seen
+    # other arguments still take the checked path and its rules
+    assert xp.sum(x, axis=1, keepdims=True).shape == (37, 1)
+    assert xp.sum(x, axis=1, dtype=xp.float64).dtype == xp.float64
+    assert xp.cumulative_sum(x, axis=1, include_initial=True).shape == (37, 54)
+    e = xp.zeros((0, 3), dtype=xp.float32)
+    assert xp.max(e, axis=1).shape == (0,)
+    for _ in range(2):  # a failing call is never remembered
+        with pytest.raises(ValueError, match="max"):
+            xp.max(e, axis=0)
+        with pytest.raises(TypeError, match="max"):
+            xp.max(xp.asarray(np.ones(3, np.complex64)))
+    with pytest.raises(ValueError):
+        xp.sum(x, axis=2)
