@@ -155,6 +155,35 @@ def test_non_default_stream(mem):
     assert d.ptr != 0
 
 
+def test_segments_of_a_destroyed_stream_are_reclaimed_safely(mem):
+    """Memory freed on a stream that is destroyed afterwards stays in the pool; taking it
+    for another stream must not record an event on the dead handle (undefined behaviour,
+    it can crash the driver): the pool synchronizes the device instead."""
+    memory, api = mem
+    cp = _backend.cupy()
+    pool = memory.get_pool(0)
+    for _ in range(3):
+        gc.collect()
+        api.empty_cache()                               # nothing cached for stream 0
+        s = cp.cuda.Stream(non_blocking=True)
+        b = memory.alloc(96 * MiB, 0, s.ptr)
+        x = cp.ndarray((24 * MiB,), cp.float32, memptr=cp.cuda.MemoryPointer(
+            cp.cuda.UnownedMemory(b.ptr, b.size, b, 0), 0))
+        with s:
+            x.fill(1.0)
+        del x, b
+        s.synchronize()
+        del s
+        gc.collect()
+        d = memory.alloc(96 * MiB, 0, 0)                # only the dead stream's segment fits
+        y = cp.ndarray((24 * MiB,), cp.float32, memptr=cp.cuda.MemoryPointer(
+            cp.cuda.UnownedMemory(d.ptr, d.size, d, 0), 0))
+        y.fill(2.0)
+        assert float(y.sum()) == 2.0 * 24 * MiB
+        del y, d
+    assert pool.stats()["num_ooms"] == 0
+
+
 def test_bench_alloc_free(mem):
     from gparray._memory import _bench
     us = _bench.bench_alloc_free(n=20000, nbytes=4096, device_id=0)

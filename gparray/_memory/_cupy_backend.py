@@ -57,25 +57,35 @@ def _raw_free(cp, device):
     return raw_free
 
 
+_ALWAYS_ALIVE = (0, 1, 2)  # the legacy default stream (0, cudaStreamLegacy) and cudaStreamPerThread
+
+
 def _record_event(cp, device):
     runtime = cp.cuda.runtime
     event_cls = cp.cuda.Event
+    current = cp.cuda.get_current_stream
+    dev_id = device.id
 
     def record_event(stream):
-        """A timing-free event recorded on the raw stream handle ``stream``.
+        """A timing-free event recorded on the raw stream handle ``stream``, or None (already
+        complete) after a device synchronize.
 
-        The stream a block was freed on may have been destroyed since (a user's
-        ``cupy.cuda.Stream`` going out of scope): then recording fails, and the device is
-        synchronized instead, which orders everything; None means "already complete".
+        Recording on a destroyed stream is undefined behaviour (it can crash the driver), and
+        a raw handle cannot be checked: only the default streams and this thread's current
+        stream are known to be alive. For any other stream the pool's blocks may have
+        outlived it (a user's ``cupy.cuda.Stream`` gone out of scope), so the device is
+        synchronized instead, which orders everything.
         """
         with device:
-            ev = event_cls(block=False, disable_timing=True)
-            try:
-                runtime.eventRecord(ev.ptr, stream)
-            except runtime.CUDARuntimeError:
-                runtime.deviceSynchronize()
-                return None
-        return ev
+            if stream in _ALWAYS_ALIVE or current(dev_id).ptr == stream:
+                ev = event_cls(block=False, disable_timing=True)
+                try:
+                    runtime.eventRecord(ev.ptr, stream)
+                    return ev
+                except runtime.CUDARuntimeError:
+                    pass
+            runtime.deviceSynchronize()
+        return None
     return record_event
 
 
