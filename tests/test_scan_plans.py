@@ -55,8 +55,8 @@ def test_workspace_record_matches_the_header():
 
 def test_lookback_kernel_takes_tile_from_blockidx_and_an_epoch():
     body = _lookback_body()
-    assert "atomicAdd" not in body and "prefetch" not in body
-    assert "unsigned char* __restrict__ ws, unsigned long long epoch)" in body
+    assert "atomicAdd" not in body
+    assert "int prefetch, unsigned char* __restrict__ ws,\n                 unsigned long long epoch)" in body
     assert "blockIdx.x" in body
     # the loads are issued before the block's first barrier
     assert body.index("x[k] = ") < body.index("__syncthreads()")
@@ -217,7 +217,8 @@ def test_lookback_launch(host, dtype, out_dtype, acc):
     assert host.log == [("alloc", ptr, nbytes, 0), ("memset", ptr, nbytes), ("launch", expr, ptr)]
     assert type(args[-2]) is np.uint64 and int(args[-2]) == ptr
     assert type(args[-1]) is np.uint64 and int(args[-1]) == 1
-    assert len(args) == 2 + 6 + 2                                       # out, a, 6 scalars, ws, epoch
+    assert len(args) == 2 + 7 + 2                                       # out, a, 7 scalars, ws, epoch
+    assert int(args[-3]) == _scan.PREFETCH                              # contiguous: L2 prefetch
 
 
 def test_strided_lookback_takes_the_same_arguments(host):

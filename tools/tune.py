@@ -223,6 +223,9 @@ def group_reduce(repeat):
     _reduce._launches.clear()
 
 
+SCAN_VECS = (8,)  # GP_SCAN_VECS values to sweep (each compiles the scan kernels again)
+
+
 def group_scan(repeat):
     import cupy as cp
     import torch
@@ -236,26 +239,28 @@ def group_scan(repeat):
     ref = torch_time(lambda: torch.cumsum(ta, 0), repeat)
     refi = torch_time(lambda: torch.cumsum(ti, 0), repeat)
     want = torch.cumsum(ta.double(), 0)
-    base_opts, d_vecs = _compile.OPTIONS, _scan.VECS
-    for vecs in (4, 8, 16):
+    base_opts, d_vecs, d_pf = _compile.OPTIONS, _scan.VECS, _scan.PREFETCH
+    for vecs in SCAN_VECS:
         _compile.OPTIONS = base_opts + (f"-DGP_SCAN_VECS={vecs}",)
         _scan.VECS = vecs
         _scan.plan.cache_clear()
-        _scan._launches.clear()
         _registry.clear_memo()
         _launch._kernels.clear()
-        got = torch.from_dlpack(xp.cumulative_sum(a)).double()
-        err = float(((got - want).abs() / (1 + want.abs())).max())
-        if err > 1e-3:
-            print(f"MISMATCH cumsum vecs={vecs} err={err}", flush=True)
-        gi = torch.from_dlpack(xp.cumulative_sum(i))
-        if not bool((gi == torch.cumsum(ti, 0)).all()):
-            print(f"MISMATCH cumsum int32 vecs={vecs}", flush=True)
-        report("scan", "cumsum f32 2^28", f"vecs={vecs}",
-               timeit(lambda: xp.cumulative_sum(a), repeat=repeat), ref, 8 * N)
-        report("scan", "cumsum i32 2^26", f"vecs={vecs}",
-               timeit(lambda: xp.cumulative_sum(i), repeat=repeat), refi, 12 * (N // 4))
-    _compile.OPTIONS, _scan.VECS = base_opts, d_vecs
+        for pf in (0, 1, 2, 8, 132, 396):
+            _scan.PREFETCH = pf
+            _scan._launches.clear()
+            got = torch.from_dlpack(xp.cumulative_sum(a)).double()
+            err = float(((got - want).abs() / (1 + want.abs())).max())
+            if err > 1e-3:
+                print(f"MISMATCH cumsum vecs={vecs} prefetch={pf} err={err}", flush=True)
+            gi = torch.from_dlpack(xp.cumulative_sum(i))
+            if not bool((gi == torch.cumsum(ti, 0)).all()):
+                print(f"MISMATCH cumsum int32 vecs={vecs} prefetch={pf}", flush=True)
+            report("scan", "cumsum f32 2^28", f"vecs={vecs} prefetch={pf}",
+                   timeit(lambda: xp.cumulative_sum(a), repeat=repeat), ref, 8 * N)
+            report("scan", "cumsum i32 2^26", f"vecs={vecs} prefetch={pf}",
+                   timeit(lambda: xp.cumulative_sum(i), repeat=repeat), refi, 12 * (N // 4))
+    _compile.OPTIONS, _scan.VECS, _scan.PREFETCH = base_opts, d_vecs, d_pf
     _scan.plan.cache_clear()
     _scan._launches.clear()
     _registry.clear_memo()

@@ -46,6 +46,8 @@ FAMILY = "scan"
 THREADS = 256              # threads per look-back block (GP_SCAN_THREADS in gp/scan.cuh)
 WARPS = THREADS // 32
 VECS = 8                   # 16-byte vectors per thread per tile (GP_SCAN_VECS)
+PREFETCH = 1               # one-line contiguous look-back: L2 prefetch of the tile PREFETCH - 1
+                           # tiles ahead of a block's own (0: off; 1: its own tile, at entry)
 WS_MIN = 65536             # bytes: the smallest look-back workspace allocated
 WS_MAX = 16                # persistent workspaces kept (device, stream, layout)
 LINES_PER_SM = 256         # thread-per-line needs at least this many lines per SM ...
@@ -201,8 +203,8 @@ def _prepare(op, x, axis, out_dtype, initial, dev):
     acc = 16 if out_dtype.kind == "c" else 8
     expr = f"gp_scan_lookback<{rd}, {'true' if p.contig else 'false'}, {p.nd}, {p.idx}>"
     args = (_P0, _P0, prm, ix(p.L), ix(p.s_in), ix(p.s_out), _i32(int(initial)), _i64(p.tiles_per_line),
-            _P0, _u64(0))
-    return bind(FAMILY, expr, dev, args, (0, 1, 8, 9)) + (p, workspace_layout(p.grid, acc))
+            _i32(PREFETCH if p.contig else 0), _P0, _u64(0))
+    return bind(FAMILY, expr, dev, args, (0, 1, 9, 10)) + (p, workspace_layout(p.grid, acc))
 
 
 def scan(op: str, x, axis: int, out, initial: bool = False) -> None:
@@ -213,7 +215,7 @@ def scan(op: str, x, axis: int, out, initial: bool = False) -> None:
     if out.size == 0:
         return
     dev = x._device._id
-    key = (op, x._dtype, out._dtype, x._shape, x._strides, axis, bool(initial), dev)
+    key = (op, x._dtype, out._dtype, x._shape, x._strides, axis, bool(initial), dev, PREFETCH)
     d = _launches.get(key)
     if d is None:
         d = _prepare(op, x, axis, out._dtype, initial, dev)

@@ -63,6 +63,12 @@ def layout(args):
 
 
 def _new_buffers():
+    """This thread's parameter buffer; made at its first launch, which first binds the CUDA
+    context to the thread (driver-API launches need one; a new host thread has none until a
+    runtime call makes the primary context current)."""
+    from cupy.cuda import runtime
+
+    runtime.setDevice(runtime.getDevice())
     buf = ctypes.create_string_buffer(_BUFSIZE)
     size = ctypes.c_size_t(0)
     extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buf), 2, ctypes.addressof(size), 0)

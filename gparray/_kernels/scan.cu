@@ -37,12 +37,13 @@
 #define GP_SBLOCK 256  // threads per block of gp_scan_lines
 
 // ws: the persistent look-back workspace of this stream (gp::scan::tile_state, at least
-// gridDim.x tiles); epoch: this launch's unique epoch (>= 1).
+// gridDim.x tiles); epoch: this launch's unique epoch (>= 1); prefetch: see step 1b.
 template <class R, bool CONTIG, int ND, class IdxT>
 __global__ void __launch_bounds__(GP_SCAN_THREADS, gp::scan::shape<R>::min_blocks)
 gp_scan_lookback(typename R::out_t* __restrict__ out, const typename R::in_t* __restrict__ a,
                  gp::StridedParams<2, ND> lines, IdxT L, IdxT s_in, IdxT s_out, int initial,
-                 long long tiles_per_line, unsigned char* __restrict__ ws, unsigned long long epoch) {
+                 long long tiles_per_line, int prefetch, unsigned char* __restrict__ ws,
+                 unsigned long long epoch) {
     typedef typename R::in_t TA;
     typedef typename R::out_t TO;
     typedef typename R::acc_t A;
@@ -72,6 +73,20 @@ gp_scan_lookback(typename R::out_t* __restrict__ out, const typename R::in_t* __
     const bool vin = CONTIG && gp::aligned_for<V>(i_line);
     const bool vout = CONTIG && gp::aligned_for<V>(o_line);
     const IdxT si = CONTIG ? IdxT(1) : s_in, so = CONTIG ? IdxT(1) : s_out;
+
+    // 1b. one-line contiguous scans: thread 0 asks L2 for the tile `prefetch - 1` tiles
+    //     ahead of its own (0: none), one bulk request for the whole tile
+    if (CONTIG && prefetch > 0 && threadIdx.x == 0 && tiles_per_line >= static_cast<long long>(gridDim.x)) {
+        const long long pt = tile + prefetch - 1;
+        if (pt < tiles_per_line) {
+            const IdxT e = static_cast<IdxT>(pt) * SH::TILE;
+            const IdxT n = L - e < SH::TILE ? L - e : static_cast<IdxT>(SH::TILE);
+            const unsigned long long p0 = reinterpret_cast<unsigned long long>(i_line + e);
+            const unsigned long long lo = p0 & ~15ull;
+            const unsigned long long hi = (p0 + static_cast<unsigned long long>(n) * sizeof(TA) + 15ull) & ~15ull;
+            gp::scan::prefetch_l2(reinterpret_cast<const void*>(lo), static_cast<unsigned int>(hi - lo));
+        }
+    }
 
     // 2. every load first (vector k of this lane: elements e0 + k * 32 * V + [0, V))
     //    (a whole tile of an aligned contiguous line: vectors, no guards; else guarded)

@@ -89,6 +89,15 @@ __device__ __forceinline__ unsigned long long ld_relaxed(const unsigned long lon
 }
 __device__ __forceinline__ void fence_acq_rel() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 
+// L2 prefetch of [p, p + bytes) (p 16-byte aligned, bytes a multiple of 16; a hint only,
+// sm_90 and newer; nothing before).
+__device__ __forceinline__ void prefetch_l2(const void* p, unsigned int bytes) {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(__cvta_generic_to_global(p)), "r"(bytes)
+                 : "memory");
+#endif
+}
+
 // 8-byte word <-> accumulator of at most 8 bytes
 template <class A>
 __device__ __forceinline__ unsigned long long to_word(const A& v) {
