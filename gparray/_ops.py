@@ -66,9 +66,13 @@ def _check_category(name, category, dt):
         raise TypeError(f"{name}: expected an array of {category} dtype, got {dt.name}")
 
 
-def _new_out(shape, dtype, device):
-    from ._creation import _empty
+_empty = None
 
+
+def _new_out(shape, dtype, device):
+    global _empty
+    if _empty is None:
+        from ._creation import _empty
     return _empty(shape, dtype, device)
 
 
@@ -157,14 +161,19 @@ class BinaryOp(_TableOp):
     def __call__(self, x1, x2, /):
         t1, t2 = type(x1), type(x2)
         if t1 is Array:
-            # fast paths: two C-contiguous arrays of one shape on one device, dtypes seen
-            # before; or a C-contiguous array and a Python float/int within the range the
-            # plan recorded (the checks of _apply passed once for this dtype and type)
+            # fast paths: two arrays of one shape on one device, dtypes seen before (C-contiguous:
+            # the plan's kernel; else the general engine); or a C-contiguous array and a Python
+            # float/int within the range the plan recorded (the checks of _apply passed once
+            # for this dtype and type)
             if t2 is Array:
                 if x1._shape == x2._shape and x1._device is x2._device:
                     plan = self._fast.get((x1._dtype, x2._dtype))
-                    if plan is not None and x1._is_c_contig() and x2._is_c_contig():
-                        return _ew.binary_contig_new(plan, x1, x2)
+                    if plan is not None:
+                        if x1._is_c_contig() and x2._is_c_contig():
+                            return _ew.binary_contig_new(plan, x1, x2)
+                        out = _new_out(x1._shape, plan[0], x1._device)  # any layout, same shape
+                        _ew.binary(self.functor, x1, x2, out, plan[4])
+                        return out
             elif t2 is float or t2 is int:
                 sp = self._sfast.get((x1._dtype, t2, False))
                 if sp is not None and sp[4] <= x2 <= sp[5] and x1._is_c_contig():
@@ -205,7 +214,7 @@ class BinaryOp(_TableOp):
             odt, ct = _result(self.rule, dt, self.functor)
             key = (x1._dtype, x2._dtype)
             if key not in self._fast:
-                self._fast[key] = _ew.contig_plan("binary", self.functor, odt, ct, key)
+                self._fast[key] = _ew.contig_plan("binary", self.functor, odt, ct, key) + (ct,)
             shape = x1._shape if x1._shape == x2._shape else broadcast_shapes(x1._shape, x2._shape, name=name)
             out = self._out(out, shape, odt, x1._device, (x1, x2))
             _ew.binary(self.functor, x1, x2, out, ct)
