@@ -218,7 +218,7 @@ def test_lookback_launch(host, dtype, out_dtype, acc):
     assert type(args[-2]) is np.uint64 and int(args[-2]) == ptr
     assert type(args[-1]) is np.uint64 and int(args[-1]) == 1
     assert len(args) == 2 + 7 + 2                                       # out, a, 7 scalars, ws, epoch
-    assert int(args[-3]) == _scan.PREFETCH                              # contiguous: L2 prefetch
+    assert int(args[-3]) == _scan.prefetch_distance(0) == SMS           # contiguous: one tile per SM ahead
 
 
 def test_strided_lookback_takes_the_same_arguments(host):
@@ -227,6 +227,7 @@ def test_strided_lookback_takes_the_same_arguments(host):
     (e1, _, a1, _), (e2, _, a2, _) = host.launches
     assert "false" in e1 and "true" in e2 and len(a1) == len(a2)
     assert int(a1[-2]) == int(a2[-2]) and (int(a1[-1]), int(a2[-1])) == (1, 2)
+    assert int(a1[-3]) == 0 and int(a2[-3]) == SMS                      # no prefetch when strided
 
 
 def test_lines_launch_needs_no_workspace(host):
