@@ -5,10 +5,10 @@ all parameters of a launch are packed with one precompiled ``struct.Struct`` int
 per-thread buffer and handed to ``cuLaunchKernel`` through its ``extra`` argument
 (``CU_LAUNCH_PARAM_BUFFER_POINTER`` / ``CU_LAUNCH_PARAM_BUFFER_SIZE``). The layout (offsets
 with each parameter's alignment, as the CUDA ABI lays out a kernel's parameters) is derived
-once per kernel from the NumPy types of the first call's arguments; callers always pass the
-same types for one kernel instance (pointers as ``numpy.uint64``, sizes as ``numpy.int64`` or
-``numpy.int32``, values as NumPy scalars of the kernel's type, structs as NumPy structured
-scalars). Once a kernel's layout is known, plain layouts take Python ints and floats too,
+once per kernel from the NumPy types of the first call's arguments (pointers as
+``numpy.uint64``, sizes as ``numpy.int64`` or ``numpy.int32``, values as NumPy scalars of the
+kernel's type, structs as NumPy structured scalars; engines pass zero-valued prototypes of
+these). Once a kernel's layout is known, plain layouts take Python ints and floats too,
 and ``Kernel.bind`` folds arguments that never change into one bytes field packed once. If
 the driver ever rejects the packed buffer, launches pass ``kernelParams`` (one pointer per
 argument into the same buffer) instead.
