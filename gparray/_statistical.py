@@ -66,11 +66,15 @@ def _repeat(op: str, x, axis):
     return out
 
 
+def _store(key, value) -> None:
+    if len(_seen) >= _SEEN_MAX:
+        _seen.clear()
+    _seen[key] = value
+
+
 def _remember(op: str, x, axis, axes: tuple, out):
     if axis is None or type(axis) is int:
-        if len(_seen) >= _SEEN_MAX:
-            _seen.clear()
-        _seen[(op, x._dtype, x._shape, axis)] = (axes, out._shape, out._dtype)
+        _store((op, x._dtype, x._shape, axis), (axes, out._shape, out._dtype))
     return out
 
 
@@ -85,52 +89,47 @@ def _check_nonempty(x, axes: tuple, name: str) -> None:
         raise ValueError(f"{name}: zero-size reduction (axes {axes} of shape {x._shape}) has no identity")
 
 
+def _sum_like(op: str, x, axis, dtype, keepdims):
+    plain = dtype is None and not keepdims
+    if plain and (r := _repeat(op, x, axis)) is not None:
+        return r
+    _check(x, op, "biufc", "a numeric")
+    out_dt = _result_dtype(dtype, _reduce.sum_dtype(x._dtype), op)
+    axes = _shapes.normalize_axes(axis, x.ndim, op)
+    out = _reduce_into(op, x, axes, keepdims, out_dt)
+    return _remember(op, x, axis, axes, out) if plain else out
+
+
+def _extreme(op: str, x, axis, keepdims):
+    if not keepdims and (r := _repeat(op, x, axis)) is not None:
+        return r
+    _check(x, op, "biuf", "a real")
+    axes = _shapes.normalize_axes(axis, x.ndim, op)
+    _check_nonempty(x, axes, op)
+    out = _reduce_into(op, x, axes, keepdims, x._dtype)
+    return out if keepdims else _remember(op, x, axis, axes, out)
+
+
 def sum(x, /, *, axis=None, dtype=None, keepdims=False):  # noqa: A001 (spec name)
     """Sum over ``axis`` (default: all). Default dtype: int64 for bool and signed integers,
     uint64 for unsigned, the input's for floating types; ``dtype`` casts the input first.
     Float sums accumulate in double (complex in complex128), integers wrap."""
-    plain = dtype is None and not keepdims
-    if plain and (r := _repeat("sum", x, axis)) is not None:
-        return r
-    _check(x, "sum", "biufc", "a numeric")
-    out_dt = _result_dtype(dtype, _reduce.sum_dtype(x._dtype), "sum")
-    axes = _shapes.normalize_axes(axis, x.ndim, "sum")
-    out = _reduce_into("sum", x, axes, keepdims, out_dt)
-    return _remember("sum", x, axis, axes, out) if plain else out
+    return _sum_like("sum", x, axis, dtype, keepdims)
 
 
 def prod(x, /, *, axis=None, dtype=None, keepdims=False):
     """Product over ``axis`` (default: all); dtype rules as ``sum``; empty products are 1."""
-    plain = dtype is None and not keepdims
-    if plain and (r := _repeat("prod", x, axis)) is not None:
-        return r
-    _check(x, "prod", "biufc", "a numeric")
-    out_dt = _result_dtype(dtype, _reduce.sum_dtype(x._dtype), "prod")
-    axes = _shapes.normalize_axes(axis, x.ndim, "prod")
-    out = _reduce_into("prod", x, axes, keepdims, out_dt)
-    return _remember("prod", x, axis, axes, out) if plain else out
+    return _sum_like("prod", x, axis, dtype, keepdims)
 
 
 def max(x, /, *, axis=None, keepdims=False):  # noqa: A001 (spec name)
     """Largest element over ``axis``; NaN propagates; an empty reduction raises ValueError."""
-    if not keepdims and (r := _repeat("max", x, axis)) is not None:
-        return r
-    _check(x, "max", "biuf", "a real")
-    axes = _shapes.normalize_axes(axis, x.ndim, "max")
-    _check_nonempty(x, axes, "max")
-    out = _reduce_into("max", x, axes, keepdims, x._dtype)
-    return out if keepdims else _remember("max", x, axis, axes, out)
+    return _extreme("max", x, axis, keepdims)
 
 
 def min(x, /, *, axis=None, keepdims=False):  # noqa: A001 (spec name)
     """Smallest element over ``axis``; NaN propagates; an empty reduction raises ValueError."""
-    if not keepdims and (r := _repeat("min", x, axis)) is not None:
-        return r
-    _check(x, "min", "biuf", "a real")
-    axes = _shapes.normalize_axes(axis, x.ndim, "min")
-    _check_nonempty(x, axes, "min")
-    out = _reduce_into("min", x, axes, keepdims, x._dtype)
-    return out if keepdims else _remember("min", x, axis, axes, out)
+    return _extreme("min", x, axis, keepdims)
 
 
 def mean(x, /, *, axis=None, keepdims=False):
@@ -197,9 +196,7 @@ def _cumulative(op: str, x, axis, dtype, include_initial: bool, name: str):
     out = _empty(tuple(shape), out_dt, x._device)
     _scan.scan(op, x, axis, out, bool(include_initial))
     if key is not None:
-        if len(_seen) >= _SEEN_MAX:
-            _seen.clear()
-        _seen[key] = (axis, out._shape, out_dt)
+        _store(key, (axis, out._shape, out_dt))
     return out
 
 

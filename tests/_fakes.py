@@ -1,4 +1,37 @@
 """Test doubles shared by the CPU-tier engine tests."""
+import numpy as np
+
+from gparray._engine import _shapes
+
+
+class _Dev:
+    _id = 0
+
+
+class _Base:
+    ptr = 0
+
+
+class FakeArray:
+    """Enough of an Array for the engines: shape, byte strides, dtype, pointer, device."""
+
+    def __init__(self, shape, dtype, strides=None, ptr=1 << 20):
+        self._dtype = np.dtype(dtype)
+        self._shape = tuple(shape)
+        self._strides = tuple(strides) if strides is not None else \
+            _shapes.c_strides(self._shape, self._dtype.itemsize)
+        self._ptr = ptr
+        self._buf, self._offset = _Base(), ptr
+        self._device = _Dev()
+
+    size = property(lambda self: _shapes.prod(self._shape))
+    ndim = property(lambda self: len(self._shape))
+
+    def _is_c_contig(self):
+        return _shapes.is_c_contiguous(self._shape, self._strides, self._dtype.itemsize)
+
+    def __getitem__(self, i):
+        return FakeArray(self._shape[1:], self._dtype, self._strides[1:], self._ptr + i * self._strides[0])
 
 
 class BindRun:

@@ -557,7 +557,7 @@ def test_every_instance_compiles(family, start):
 import re  # noqa: E402
 
 import gparray._memory as _memory  # noqa: E402
-from _fakes import BindRun  # noqa: E402
+from _fakes import BindRun, FakeArray  # noqa: E402
 
 
 def _split_args(text):
@@ -610,30 +610,7 @@ def _check_args(family, expr, args):
             assert type(a) is want, (expr, ctype, type(a))
 
 
-class _Dev:
-    _id = 0
-
-
-class _Fake:
-    """Enough of an Array for the engines: shape, byte strides, dtype, pointer, device."""
-
-    def __init__(self, shape, dtype, strides=None, ptr=1 << 20):
-        self._dtype = np.dtype(dtype)
-        self._shape = tuple(shape)
-        self._strides = tuple(strides) if strides is not None else \
-            _shapes.c_strides(self._shape, self._dtype.itemsize)
-        self._ptr = ptr
-        self._buf, self._offset = _Block(), ptr - _Block.ptr
-        self._device = _Dev()
-
-    size = property(lambda self: _shapes.prod(self._shape))
-    ndim = property(lambda self: len(self._shape))
-
-    def _is_c_contig(self):
-        return _shapes.is_c_contiguous(self._shape, self._strides, self._dtype.itemsize)
-
-    def __getitem__(self, i):
-        return _Fake(self._shape[1:], self._dtype, self._strides[1:], self._ptr + i * self._strides[0])
+_Fake = FakeArray
 
 
 class _Block:

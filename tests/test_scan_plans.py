@@ -16,7 +16,7 @@ import pytest
 
 import gparray._memory as _memory
 from gparray._engine import _scan, _shapes
-from _fakes import BindRun
+from _fakes import BindRun, FakeArray
 from gparray._kernels import _compile
 
 SMS = 132
@@ -118,25 +118,7 @@ def test_strided_and_reversed_lines_use_the_guarded_path():
 
 
 # ---------------------------------------------------------------------------- launch
-class _Dev:
-    _id = 0
-
-
-class _Fake:
-    def __init__(self, shape, dtype, strides=None, ptr=1 << 20):
-        self._dtype = np.dtype(dtype)
-        self._shape = tuple(shape)
-        self._strides = tuple(strides) if strides is not None else \
-            _shapes.c_strides(self._shape, self._dtype.itemsize)
-        self._ptr = ptr
-        self._buf, self._offset = _Base(), ptr
-        self._device = _Dev()
-
-    size = property(lambda self: _shapes.prod(self._shape))
-
-
-class _Base:
-    ptr = 0
+_Fake = FakeArray
 
 
 class _Block:
