@@ -184,3 +184,45 @@ def kernel_instances() -> list[str]:
     for name in __all__:
         out += globals()[name].instances()
     return list(dict.fromkeys(out))
+
+
+# Array operators served by the compiled fast path (when built) in front of their Python
+# methods: dunder -> (function, reflected). In-place operators stay in Python (they write
+# into the left operand and check its dtype and shape).
+_OPERATORS = {
+    "__add__": ("add", False), "__radd__": ("add", True),
+    "__sub__": ("subtract", False), "__rsub__": ("subtract", True),
+    "__mul__": ("multiply", False), "__rmul__": ("multiply", True),
+    "__truediv__": ("divide", False), "__rtruediv__": ("divide", True),
+    "__floordiv__": ("floor_divide", False), "__rfloordiv__": ("floor_divide", True),
+    "__mod__": ("remainder", False), "__rmod__": ("remainder", True),
+    "__pow__": ("pow", False), "__rpow__": ("pow", True),
+    "__and__": ("bitwise_and", False), "__rand__": ("bitwise_and", True),
+    "__or__": ("bitwise_or", False), "__ror__": ("bitwise_or", True),
+    "__xor__": ("bitwise_xor", False), "__rxor__": ("bitwise_xor", True),
+    "__lshift__": ("bitwise_left_shift", False), "__rlshift__": ("bitwise_left_shift", True),
+    "__rshift__": ("bitwise_right_shift", False), "__rrshift__": ("bitwise_right_shift", True),
+    "__eq__": ("equal", False), "__ne__": ("not_equal", False),
+    "__lt__": ("less", False), "__le__": ("less_equal", False),
+    "__gt__": ("greater", False), "__ge__": ("greater_equal", False),
+    "__neg__": ("negative", False), "__pos__": ("positive", False),
+    "__abs__": ("abs", False), "__invert__": ("bitwise_invert", False),
+}
+
+
+def _install_compiled_operators():
+    """Put each operator's compiled Fast object (sharing its function's Table) on Array, with
+    the Python method as its fallback. Nothing changes when the extension is not built."""
+    from ._array import Array
+    from ._kernels._launcher import _claunch
+
+    if _claunch is None:
+        return
+    for dunder, (fname, reflected) in _OPERATORS.items():
+        op = globals()[fname]
+        py = Array.__dict__[dunder]
+        py = getattr(py, "fallback", py)  # installed twice (a reload): keep the Python method
+        setattr(Array, dunder, _claunch.Fast(op._table, py, op._nin, reflected))
+
+
+_install_compiled_operators()

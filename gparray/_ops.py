@@ -16,6 +16,7 @@ from . import _dtypes as _dt
 from ._array import Array
 from ._engine import _elementwise as _ew
 from ._engine._shapes import broadcast_shapes
+from ._kernels._launcher import _claunch
 from ._kernels._registry import ctype
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -107,9 +108,15 @@ class _TableOp:
     """Shared part of the table's op objects: name, dtype category, functor, result rule,
     docstring, and the per-dtype contiguous launch plans filled after a first checked call."""
 
+    _nin = 1
+
     def __init__(self, name: str, category: str, functor: str, rule: str = PROMOTE, doc: str = ""):
         self._fast = {}
         self._sfast = {}
+        # the compiled fast path (when built): operand combinations learnt after a checked
+        # call are served in C; everything else goes to _call
+        self._table = _claunch.Table() if _claunch is not None else None
+        self._c = _claunch.Fast(self._table, self._call, self._nin) if _claunch is not None else self._call
         self.__name__ = self.__qualname__ = name
         self.category = category
         self.functor = functor
@@ -124,10 +131,16 @@ class UnaryOp(_TableOp):
     """An elementwise function of one array (one table entry)."""
 
     def __call__(self, x, /):
+        return self._c(x)
+
+    def _call(self, x, /):
         if type(x) is Array:
             plan = self._fast.get(x._dtype)
             if plan is not None and x._is_c_contig():
-                return _ew.unary_contig_new(plan, x)
+                out = _ew.unary_contig_new(plan, x)
+                if self._table is not None:
+                    _ew.learn(self._table, plan, x)
+                return out
         return self._apply(x, None)
 
     def _apply(self, x, out):
@@ -158,7 +171,12 @@ class UnaryOp(_TableOp):
 class BinaryOp(_TableOp):
     """An elementwise function of two operands (arrays or Python scalars; one table entry)."""
 
+    _nin = 2
+
     def __call__(self, x1, x2, /):
+        return self._c(x1, x2)
+
+    def _call(self, x1, x2, /):
         t1, t2 = type(x1), type(x2)
         if t1 is Array:
             # fast paths: two arrays of one shape on one device, dtypes seen before (C-contiguous:
@@ -170,18 +188,27 @@ class BinaryOp(_TableOp):
                     plan = self._fast.get((x1._dtype, x2._dtype))
                     if plan is not None:
                         if x1._is_c_contig() and x2._is_c_contig():
-                            return _ew.binary_contig_new(plan, x1, x2)
+                            out = _ew.binary_contig_new(plan, x1, x2)
+                            if self._table is not None:
+                                _ew.learn(self._table, plan, x1, x2._dtype, 0, bisz=x2._dtype.itemsize)
+                            return out
                         out = _new_out(x1._shape, plan[0], x1._device)  # any layout, same shape
                         _ew.binary(self.functor, x1, x2, out, plan[4])
                         return out
             elif t2 is float or t2 is int:
                 sp = self._sfast.get((x1._dtype, t2, False))
                 if sp is not None and sp[4] <= x2 <= sp[5] and x1._is_c_contig():
-                    return _ew.scalar_contig_new(sp, x1, x2)
+                    out = _ew.scalar_contig_new(sp, x1, x2)
+                    if self._table is not None:
+                        _ew.learn(self._table, sp, x1, t2, 1, sp[4], sp[5])
+                    return out
         elif t2 is Array and (t1 is float or t1 is int):
             sp = self._sfast.get((x2._dtype, t1, True))
             if sp is not None and sp[4] <= x1 <= sp[5] and x2._is_c_contig():
-                return _ew.scalar_contig_new(sp, x2, x1)
+                out = _ew.scalar_contig_new(sp, x2, x1)
+                if self._table is not None:
+                    _ew.learn(self._table, sp, x2, t1, 2, sp[4], sp[5])
+                return out
         return self._apply(x1, x2, None)
 
     def _record_scalar_plan(self, arr, sc, swap, dt, odt, ct):

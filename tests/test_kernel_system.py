@@ -146,3 +146,72 @@ def test_plain_kernels_take_python_numbers_once_built():
     k = Kernel(_Fn(), args)
     assert k.plain
     assert k.st.pack(*args) == k.st.pack(2**63 + 5, 7, 0.1, -(2**40))
+
+
+# ---------------------------------------------------------------- the compiled launch path
+def _claunch():
+    from gparray._kernels import _launcher
+
+    if _launcher._claunch is None:
+        if os.environ.get("GPARRAY_REQUIRE_CLAUNCH"):
+            pytest.fail("the C extension gparray._kernels._claunch was not built")
+        pytest.skip("C extension gparray._kernels._claunch not built (or GPARRAY_PY_LAUNCH=1)")
+    return _launcher._claunch
+
+
+def test_compiled_launch_packs_what_struct_packs():
+    from gparray._kernels._launcher import Kernel, _values, layout
+
+    c = _claunch()
+    args = (np.uint64(2**64 - 1), np.int32(-3), np.float64(2.5), np.int8(-128), np.complex128(1 - 2j),
+            np.int16(-7), _struct_rec(5), np.float32(0.1), np.bool_(True), np.float16(-0.0), np.uint8(255),
+            np.uint16(65535), np.uint32(2**32 - 1), np.int64(-(2**63)), np.complex64(3 + 4j), np.uint64(7))
+    st, kinds, size, offs = layout(args)
+    vals = _values(args, kinds)
+    lc = c.Launch(1234, st.format, size, offs)
+    assert lc.size == size and lc.nvals == len(vals)
+    assert lc.pack(vals) == st.pack(*vals)
+    # Python numbers, NumPy scalars and bytes-like objects pack alike
+    py = [v.item() if isinstance(v, np.generic) else v for v in vals]
+    assert lc.pack(py) == st.pack(*vals)
+    # a bound kernel: constant runs as bytes fields, the rest plain
+    k = Kernel(_Fn(), args[:8])
+    b, tails = k.bind(args[:8], (0, 1, 7))
+    lb = c.Launch(1234, b.st.format, b.size, b.offs)
+    call = (5, -1) + tails + (0.75,)
+    assert lb.pack(call) == b.st.pack(*call)
+
+
+@pytest.mark.parametrize("fmt,val,err", [
+    ("<b", 128, OverflowError), ("<B", -1, OverflowError), ("<h", -(2**15) - 1, OverflowError),
+    ("<H", 2**16, OverflowError), ("<i", 2**31, OverflowError), ("<I", 2**32, OverflowError),
+    ("<q", 2**63, OverflowError), ("<Q", -1, OverflowError), ("<Q", 2**64, OverflowError),
+    ("<f", "x", TypeError), ("<q", 1.5, TypeError), ("<4s", b"abc", ValueError),
+    ("<e", 1e6, OverflowError),
+])
+def test_compiled_launch_rejects_what_struct_rejects(fmt, val, err):
+    import struct
+
+    c = _claunch()
+    size = struct.calcsize(fmt)
+    lc = c.Launch(1, fmt, size, (0,))
+    with pytest.raises(err):
+        lc.pack((val,))
+    if not fmt.endswith("s"):  # struct pads short bytes; the launch wants the exact length
+        with pytest.raises((struct.error, OverflowError, TypeError)):
+            struct.pack(fmt, val)
+
+
+def test_compiled_launch_checks_its_call():
+    c = _claunch()
+    lc = c.Launch(1, "<Qq", 16, (0, 8))
+    with pytest.raises(TypeError, match="expected 2 values"):
+        lc.pack((1,))
+    with pytest.raises(TypeError, match="tuple or list"):
+        lc.pack(iter((1, 2)))
+    with pytest.raises(TypeError, match="5 positional"):
+        lc(1, 256, (1, 2))
+    with pytest.raises(ValueError, match="unsupported format"):
+        c.Launch(1, "<Z", 8, (0,))
+    with pytest.raises(ValueError, match="longer than the buffer"):
+        c.Launch(1, "<qq", 8, (0,))

@@ -24,6 +24,7 @@
 #   BUDGET_S            wall seconds for all steps together (default 560: the device call
 #                       allows 600); each step also has its own cap:
 #   REPORT_TIMEOUT (90) TESTS_TIMEOUT (300) CONFORMANCE_TIMEOUT (300) BENCH_TIMEOUT (300)
+#   GPARRAY_PY_LAUNCH=1 skip building the C extension and launch from Python
 #   SAVE_KCACHE=1       also pack the kernel cache into $OUT/kcache.tar.gz (to carry next time)
 set -o pipefail
 export PYTHONUNBUFFERED=1
@@ -54,6 +55,15 @@ if (( JOBS > 0 )) && python3 -c 'import xdist' 2>/dev/null; then
     XDIST_ARGS="-n $JOBS"
 fi
 export ROOT OUT XDIST_ARGS CONFORMANCE_FILES
+
+# the optional C extension (compiled launches and elementwise fast paths), built in place
+if [[ "${GPARRAY_PY_LAUNCH:-0}" == "0" ]]; then
+    if python3 setup.py -q build_ext --inplace >"$OUT/build_ext.log" 2>&1; then
+        echo "== C extension: built ($(ls gparray/_kernels/_claunch*.so 2>/dev/null))"
+    else
+        echo "== C extension: NOT built (Python launch path); see build_ext.log"
+    fi
+fi
 
 # step timeout: the smaller of the step's own cap and what is left of the budget
 step_timeout() {

@@ -34,6 +34,14 @@ out = a + b
 args = (np.uint64(out._ptr), np.uint64(a._ptr), np.uint64(b._ptr), np.int64(1))
 k = _launch.kernel("elementwise", expr, 0, args)
 import cupy as cp  # noqa: E402
+from gparray._array import Array  # noqa: E402
+from gparray._engine import _elementwise as _ew  # noqa: E402
+from gparray._memory import get_pool  # noqa: E402
+from gparray._kernels import _launcher  # noqa: E402
+
+pool = get_pool(0)
+pyargs = (out._ptr, a._ptr, b._ptr, 1)
+print("compiled launch path:", _launcher._claunch is not None)
 
 s = cp.cuda.get_current_stream().ptr
 rows = {
@@ -43,6 +51,13 @@ rows = {
     "_empty((1,), f32)": lambda: _empty((1,), odt, dev),
     "launch() with prebuilt args": lambda: _launch.launch("elementwise", expr, 0, 1, args),
     "Kernel() packed launch only": lambda: k(1, 256, args, 0, s),
+    "k.launch, Python ints": lambda: k.launch(1, 256, pyargs, 0, s),
+    "k._py_launch, Python ints": lambda: k._py_launch(1, 256, pyargs, 0, s),
+    "Array._new": lambda: Array._new(out._buf, 0, (1,), (4,), odt, dev),
+    "pool.malloc + free 4 B": lambda: pool.malloc(4, s),
+    "empty Python call": lambda: None,
+    "a._is_c_contig()": lambda: a._is_c_contig(),
+    "_ew.binary_contig_new(plan,a,b)": lambda: _ew.binary_contig_new(plan, a, b),
     "CuPy Function call": lambda: k.fn((1,), (256,), args),
     "args tuple build": lambda: (np.uint64(out._ptr), np.uint64(a._ptr), np.uint64(b._ptr), np.int64(1)),
     "get_current_stream().ptr": lambda: cp.cuda.get_current_stream().ptr,
@@ -104,3 +119,26 @@ rows2 = {
 }
 for name, fn in rows2.items():
     print(f"{name:<32} {per_op(fn):7.2f} us")
+
+# ---- the driver alone: n launches in a C loop, per stream kind and parameter passing
+if _launcher._claunch is not None:
+    c = k.launch if not isinstance(k.launch, type(per_op)) else None
+    if c is not None and hasattr(c, "repeat"):
+        nb = cp.cuda.Stream(non_blocking=True)
+        blk = cp.cuda.Stream()
+        for sname, sp in (("legacy 0", 0), ("per-thread 2", 2), ("current", s), ("blocking new", blk.ptr),
+                          ("non-blocking new", nb.ptr)):
+            for params in (False, True):
+                c.repeat(200, 1, 256, pyargs, 0, sp, params)
+                cp.cuda.runtime.deviceSynchronize()
+                t = time.perf_counter()
+                st = c.repeat(N, 1, 256, pyargs, 0, sp, params)
+                dt = (time.perf_counter() - t) / N * 1e6
+                cp.cuda.runtime.deviceSynchronize()
+                print(f"C loop cuLaunchKernel {sname:<17} {'params' if params else 'extra':<6} {dt:6.2f} us (status {st})")
+    import torch  # noqa: E402
+
+    ta = torch.ones(1, device="cuda")
+    tb = torch.ones(1, device="cuda")
+    print(f"{'torch a + b':<32} {per_op(lambda: ta + tb):7.2f} us")
+    print(f"{'a + b (operator) again':<32} {per_op(lambda: a + b):7.2f} us")

@@ -11,7 +11,9 @@ from math import prod
 
 import numpy as np
 
-from . import _shapes
+from .. import _memory
+from .._kernels._launcher import _claunch
+from . import _launch, _shapes
 from ._launch import (BLOCK, UNROLL, _kernels, bind, contig_grid, ctype, index_type, kernel, launch, nd_template,
                       run, scalar_arg, strided_grid, strided_params, vec_width)
 
@@ -61,6 +63,31 @@ def _contig_new(plan, x, mid):
             k = kernel(FAMILY, expr, d, proto)
         run(k, d, (n + tile - 1) // tile, (out._buf.ptr, x._buf.ptr + x._offset) + mid + (n,))
     return out
+
+
+_configured = False
+
+
+def learn(table, plan, x, b=None, side: int = 0, lo=0, hi=0, bisz: int = 0) -> bool:
+    """Record in ``table`` (an op's compiled Table) that ``plan``'s contiguous kernel, just
+    launched on x's device, serves calls with these operand types from now on: array x of its
+    dtype and ``b`` (None: unary; a dtype: a second array of x's shape; float or int: a
+    Python scalar in [lo, hi] on the right (side 1) or the left (side 2)). Only when the
+    kernel launches through the compiled path and a single device is visible."""
+    global _configured
+    d = x._device._id
+    k = _kernels.get((d, FAMILY, plan[1]))
+    if k is None or _launch._multi or not isinstance(k.launch, _claunch.Launch):
+        return False
+    if not _configured:
+        from .. import _backend
+        from .._array import Array
+
+        _claunch.configure(Array, _backend.cupy().cuda.get_current_stream)
+        _configured = True
+    odt = plan[0]
+    return table.add(x._dtype, b, side, x._device, x._dtype.itemsize, bisz, lo, hi, k.launch, odt, odt.itemsize,
+                     plan[2], BLOCK, _memory._pools[d].malloc)
 
 
 def binary_contig_new(plan, a, b):

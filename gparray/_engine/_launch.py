@@ -111,9 +111,9 @@ def run(k: Kernel, device_id: int, grid: int, args, shared_mem: int = 0, block: 
         _init()
     if _multi and _get_device() != device_id:
         with _cp.cuda.Device(device_id):
-            k(grid, block, args, shared_mem, _stream().ptr)
+            k.launch(grid, block, args, shared_mem, _stream().ptr)
     else:
-        k(grid, block, args, shared_mem, _stream().ptr)
+        k.launch(grid, block, args, shared_mem, _stream().ptr)
 
 
 def launch(family: str, expr: str, device_id: int, grid: int, args, shared_mem: int = 0, block: int = BLOCK):

@@ -12,10 +12,16 @@ these). Once a kernel's layout is known, plain layouts take Python ints and floa
 and ``Kernel.bind`` folds arguments that never change into one bytes field packed once. If
 the driver ever rejects the packed buffer, launches pass ``kernelParams`` (one pointer per
 argument into the same buffer) instead.
+
+When the optional C extension ``_claunch`` is built (setup.py; it needs a C compiler and
+Python's headers, no CUDA toolkit), each Kernel's ``launch`` is a compiled ``Launch`` that
+packs the same layout from C into a stack buffer and calls ``cuLaunchKernel`` itself, with
+the same fallbacks. ``GPARRAY_PY_LAUNCH=1`` keeps the Python path.
 """
 from __future__ import annotations
 
 import ctypes
+import os
 import struct
 import threading
 
@@ -32,6 +38,35 @@ _BUFSIZE = 4096  # the kernel parameter limit of older drivers; our largest stru
 
 _tls = threading.local()
 _fast_ok = True
+
+
+def _driver_error(status: int):
+    """Raise CuPy's CUDADriverError for a failed cuLaunchKernel (called by _claunch)."""
+    from cupy_backends.cuda.api import driver
+
+    raise driver.CUDADriverError(status)
+
+
+def _bind_context(status: int):
+    """Make the current device's primary context current on this host thread (called by
+    _claunch when a launch found none)."""
+    from cupy.cuda import runtime
+
+    runtime.setDevice(runtime.getDevice())
+
+
+def _load_claunch():
+    if os.environ.get("GPARRAY_PY_LAUNCH", "") not in ("", "0"):
+        return None
+    try:
+        from . import _claunch
+    except ImportError:
+        return None
+    _claunch.set_hooks(_driver_error, _bind_context)
+    return _claunch
+
+
+_claunch = _load_claunch()
 
 
 def layout(args):
@@ -100,7 +135,7 @@ class Kernel:
     Once built (from one call's typed arguments), a plain-layout Kernel also takes Python
     ints and floats for its arguments: ``struct`` converts them with the layout's types."""
 
-    __slots__ = ("fn", "ptr", "st", "pack", "plain", "kinds", "size", "offs")
+    __slots__ = ("fn", "ptr", "st", "pack", "plain", "kinds", "size", "offs", "launch")
 
     def __init__(self, fn, args=None):
         self.fn = fn
@@ -112,6 +147,16 @@ class Kernel:
         self.st, self.kinds, self.size, self.offs = st, kinds, size, offs
         self.pack = st.pack_into
         self.plain = all(k == _PLAIN for k in kinds)
+        if _claunch is None:
+            self.launch = self._py_launch
+        else:
+            c = _claunch.Launch(self.ptr, st.format, size, offs)
+            if self.plain:
+                self.launch = c
+            else:
+                def launch(grid, block, args, shared_mem, stream_ptr, c=c, kinds=kinds):
+                    c(grid, block, _values(args, kinds), shared_mem, stream_ptr)
+                self.launch = launch
 
     def bind(self, args, var):
         """(Kernel, tails): this kernel taking the arguments at indexes ``var`` as plain
@@ -148,6 +193,10 @@ class Kernel:
         return k, tuple(tails)
 
     def __call__(self, grid: int, block: int, args, shared_mem: int, stream_ptr: int):
+        """Launch on ``stream_ptr`` (the compiled path when built, else the Python one)."""
+        self.launch(grid, block, args, shared_mem, stream_ptr)
+
+    def _py_launch(self, grid: int, block: int, args, shared_mem: int, stream_ptr: int):
         global _fast_ok
         b = getattr(_tls, "b", None)
         if b is None:

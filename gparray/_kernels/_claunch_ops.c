@@ -1,0 +1,603 @@
+/* Compiled fast paths of the elementwise functions and Array operators.
+ *
+ * The Python ops (gparray/_ops.py) check every call; once a combination of operand types
+ * has passed the checks and launched its contiguous kernel, they record it in their Table
+ * (gparray/_engine/_elementwise.py: learn_* functions). A Fast object then serves later
+ * calls with the same combination entirely in C:
+ *
+ *   - unary:   op(x)                     x a C-contiguous Array of the recorded dtype
+ *   - binary:  op(x1, x2)                two C-contiguous Arrays of one shape and device
+ *   - scalar:  op(x, s) / op(s, x)       s a Python float or int within the recorded range
+ *
+ * on the recorded device, for a non-empty array. It takes the current CuPy stream, a block
+ * from the device's gparray pool (its Python malloc: the pool keeps all bookkeeping), builds
+ * the result Array (C-contiguous strides, its contiguity flag set) and launches the recorded
+ * kernel with one packed buffer. Anything else goes to the Python fallback unchanged, so
+ * both paths give the same results and raise the same errors.
+ *
+ * Fast objects are method descriptors: set on the Array class as __add__, __radd__, ... the
+ * interpreter calls them with (self, other) without a Python frame.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+#include <structmember.h>
+
+#include "_claunch.h"
+
+/* ------------------------------------------------------------------ the Array class */
+static PyTypeObject *array_type = NULL;
+static Py_ssize_t off_buf, off_offset, off_shape, off_strides, off_dtype, off_device, off_flags;
+static PyObject *get_stream = NULL;  /* cupy.cuda.get_current_stream */
+static PyObject *str_ptr = NULL;
+static PyObject *zero = NULL;
+
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+static int slot_offset(PyTypeObject *t, const char *name, Py_ssize_t *off) {
+    PyObject *d = PyObject_GetAttrString((PyObject *)t, name);
+    if (d == NULL) return -1;
+    int ok = Py_TYPE(d) == &PyMemberDescr_Type;
+    Py_DECREF(d);  /* the class keeps it */
+    if (!ok) {
+        PyErr_Format(PyExc_TypeError, "configure: %s.%s is not a __slots__ member", t->tp_name, name);
+        return -1;
+    }
+    PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+    if (m->type != T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "configure: %s.%s is not an object slot", t->tp_name, name);
+        return -1;
+    }
+    *off = m->offset;
+    return 0;
+}
+
+/* configure(Array, get_current_stream) */
+static PyObject *configure(PyObject *mod, PyObject *args) {
+    PyObject *t, *gs;
+    if (!PyArg_ParseTuple(args, "OO", &t, &gs)) return NULL;
+    if (t == Py_None) {  /* configure(None, None): every Fast falls back */
+        Py_CLEAR(array_type);
+        Py_CLEAR(get_stream);
+        Py_RETURN_NONE;
+    }
+    if (!PyType_Check(t) || !PyCallable_Check(gs)) {
+        PyErr_SetString(PyExc_TypeError, "configure: expected (Array class, get_current_stream) or (None, None)");
+        return NULL;
+    }
+    PyTypeObject *at = (PyTypeObject *)t;
+    if (slot_offset(at, "_buf", &off_buf) || slot_offset(at, "_offset", &off_offset) ||
+        slot_offset(at, "_shape", &off_shape) || slot_offset(at, "_strides", &off_strides) ||
+        slot_offset(at, "_dtype", &off_dtype) || slot_offset(at, "_device", &off_device) ||
+        slot_offset(at, "_flags", &off_flags))
+        return NULL;
+    Py_INCREF(t);
+    Py_INCREF(gs);
+    Py_XSETREF(array_type, at);
+    Py_XSETREF(get_stream, gs);
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------ tables */
+enum { SIDE_NONE = 0, SIDE_RIGHT = 1, SIDE_LEFT = 2 };  /* where a scalar operand sits */
+
+typedef struct {
+    PyObject *a;       /* dtype of the array operand (x1 of two arrays) */
+    PyObject *b;       /* dtype of x2; float or int (the scalar's type); NULL: unary */
+    int side;
+    PyObject *device;
+    Py_ssize_t aisz, bisz;
+    int float_range;   /* the scalar's range: doubles (flo, fhi) or integers (ilo, ihi) */
+    double flo, fhi;
+    long long ilo, ihi;
+    Launch *launch;
+    PyObject *odt;
+    Py_ssize_t oisz;
+    long long tile;
+    unsigned block;
+    PyObject *malloc;  /* the device pool's malloc(nbytes, stream) */
+    PyObject *last_shape, *last_strides;  /* result strides of the last shape seen */
+} Entry;
+
+typedef struct {
+    PyObject_HEAD
+    Entry *e;
+    Py_ssize_t n, cap;
+} Table;
+
+static void entry_clear(Entry *e) {
+    Py_CLEAR(e->a);
+    Py_CLEAR(e->b);
+    Py_CLEAR(e->device);
+    Py_CLEAR(e->launch);
+    Py_CLEAR(e->odt);
+    Py_CLEAR(e->malloc);
+    Py_CLEAR(e->last_shape);
+    Py_CLEAR(e->last_strides);
+}
+
+static void Table_dealloc(Table *self) {
+    for (Py_ssize_t i = 0; i < self->n; i++) entry_clear(&self->e[i]);
+    PyMem_Free(self->e);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static inline Entry *find(Table *t, PyObject *a, PyObject *b, int side, PyObject *device) {
+    Entry *e = t->e, *end = t->e + t->n;
+    for (; e < end; e++)
+        if (e->a == a && e->b == b && e->side == side && e->device == device) return e;
+    return NULL;
+}
+
+static int as_range(PyObject *o, double *d, long long *ll, int *is_float) {
+    if (PyFloat_Check(o)) {
+        *is_float = 1;
+        *d = PyFloat_AS_DOUBLE(o);
+        return 0;
+    }
+    int overflow;
+    *is_float = 0;
+    *ll = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (*ll == -1 && PyErr_Occurred()) return -1;
+    if (overflow) *ll = overflow > 0 ? LLONG_MAX : LLONG_MIN;  /* the fallback serves beyond */
+    return 0;
+}
+
+/* table.add(a, b, side, device, aisz, bisz, lo, hi, launch, odt, oisz, tile, block, malloc)
+ * -> True if added, False if the key was there already */
+static PyObject *Table_add(Table *self, PyObject *args) {
+    PyObject *a, *b, *device, *lo, *hi, *launch, *odt, *malloc;
+    int side;
+    Py_ssize_t aisz, bisz, oisz;
+    long long tile;
+    unsigned int block;
+    if (!PyArg_ParseTuple(args, "OOiOnnOOO!OnLIO", &a, &b, &side, &device, &aisz, &bisz, &lo, &hi,
+                          &GpLaunchType, &launch, &odt, &oisz, &tile, &block, &malloc))
+        return NULL;
+    Launch *l = (Launch *)launch;
+    int unary = b == Py_None;
+    Py_ssize_t want = unary ? 3 : 4;
+    if (side < 0 || side > 2 || (unary && side) || tile <= 0 || block == 0 || oisz <= 0 || aisz <= 0 ||
+        (side == SIDE_NONE && !unary && bisz <= 0)) {
+        PyErr_SetString(PyExc_ValueError, "Table.add: bad side, sizes or tile");
+        return NULL;
+    }
+    if (l->nvals != want || l->kind[0] != V_U64 || l->kind[1] != V_U64 || l->kind[want - 1] != V_I64 ||
+        (want == 4 && (side == SIDE_NONE ? l->kind[2] != V_U64 : l->kind[2] == V_BYTES))) {
+        PyErr_SetString(PyExc_ValueError, "Table.add: the kernel does not take (out, x, [y or scalar,] n)");
+        return NULL;
+    }
+    if (side != SIDE_NONE && b != (PyObject *)&PyFloat_Type && b != (PyObject *)&PyLong_Type) {
+        PyErr_SetString(PyExc_ValueError, "Table.add: a scalar entry's type must be float or int");
+        return NULL;
+    }
+    PyObject *bk = unary ? NULL : b;
+    if (find(self, a, bk, side, device) != NULL) Py_RETURN_FALSE;
+    Entry e;
+    memset(&e, 0, sizeof e);
+    if (side != SIDE_NONE) {
+        int f1, f2;
+        double d1 = 0, d2 = 0;
+        long long i1 = 0, i2 = 0;
+        if (as_range(lo, &d1, &i1, &f1) || as_range(hi, &d2, &i2, &f2)) return NULL;
+        if (f1 != f2) {
+            PyErr_SetString(PyExc_ValueError, "Table.add: lo and hi must both be floats or both ints");
+            return NULL;
+        }
+        e.float_range = f1;
+        e.flo = d1, e.fhi = d2, e.ilo = i1, e.ihi = i2;
+    }
+    if (self->n == self->cap) {
+        Py_ssize_t cap = self->cap ? 2 * self->cap : 8;
+        Entry *ne = PyMem_Realloc(self->e, (size_t)cap * sizeof(Entry));
+        if (ne == NULL) return PyErr_NoMemory();
+        self->e = ne;
+        self->cap = cap;
+    }
+    Py_INCREF(a);
+    Py_XINCREF(bk);
+    Py_INCREF(device);
+    Py_INCREF(launch);
+    Py_INCREF(odt);
+    Py_INCREF(malloc);
+    e.a = a, e.b = bk, e.side = side, e.device = device, e.aisz = aisz, e.bisz = bisz;
+    e.launch = l, e.odt = odt, e.oisz = oisz, e.tile = tile, e.block = block, e.malloc = malloc;
+    self->e[self->n++] = e;
+    Py_RETURN_TRUE;
+}
+
+static PyObject *Table_clear(Table *self, PyObject *unused) {
+    for (Py_ssize_t i = 0; i < self->n; i++) entry_clear(&self->e[i]);
+    self->n = 0;
+    Py_RETURN_NONE;
+}
+
+/* table.keys() -> [(a, b, side, device), ...] */
+static PyObject *Table_keys(Table *self, PyObject *unused) {
+    PyObject *out = PyList_New(self->n);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < self->n; i++) {
+        Entry *e = &self->e[i];
+        PyObject *k = Py_BuildValue("(OOiO)", e->a, e->b ? e->b : Py_None, e->side, e->device);
+        if (k == NULL) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, i, k);
+    }
+    return out;
+}
+
+static Py_ssize_t Table_len(Table *self) { return self->n; }
+
+static PyMethodDef Table_methods[] = {
+    {"add", (PyCFunction)Table_add, METH_VARARGS,
+     "add(a, b, side, device, aisz, bisz, lo, hi, launch, odt, oisz, tile, block, malloc) -> bool"},
+    {"clear", (PyCFunction)Table_clear, METH_NOARGS, "forget every entry"},
+    {"keys", (PyCFunction)Table_keys, METH_NOARGS, "[(a, b, side, device)] of the entries"},
+    {NULL},
+};
+
+static PySequenceMethods Table_as_sequence = {.sq_length = (lenfunc)Table_len};
+
+static PyTypeObject TableType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gparray._kernels._claunch.Table",
+    .tp_basicsize = sizeof(Table),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Operand combinations one elementwise op serves in C (see Fast)",
+    .tp_new = PyType_GenericNew,
+    .tp_dealloc = (destructor)Table_dealloc,
+    .tp_methods = Table_methods,
+    .tp_as_sequence = &Table_as_sequence,
+};
+
+/* ------------------------------------------------------------------ the fast path */
+/* 1 C-contiguous, 0 not, -1 error; caches the answer in the Array's _flags like
+ * Array._is_c_contig (size-1 dims ignored; empty arrays count as contiguous) */
+static int contig(PyObject *x, Py_ssize_t isz) {
+    PyObject *f = SLOT(x, off_flags);
+    if (f == Py_True) return 1;
+    if (f == Py_False) return 0;
+    PyObject *shape = SLOT(x, off_shape), *strides = SLOT(x, off_strides);
+    if (!PyTuple_CheckExact(shape) || !PyTuple_CheckExact(strides) || PyTuple_GET_SIZE(shape) != PyTuple_GET_SIZE(strides))
+        return 0;
+    Py_ssize_t nd = PyTuple_GET_SIZE(shape), acc = isz;
+    int c = 1;
+    for (Py_ssize_t i = nd - 1; i >= 0; i--) {
+        Py_ssize_t s = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (s == -1 && PyErr_Occurred()) return -1;
+        if (s == 0) { c = 1; break; }
+        if (s != 1 && c) {
+            Py_ssize_t st = PyLong_AsSsize_t(PyTuple_GET_ITEM(strides, i));
+            if (st == -1 && PyErr_Occurred()) return -1;
+            if (st != acc) c = 0;
+            acc *= s;
+        }
+    }
+    PyObject *v = c ? Py_True : Py_False;
+    Py_INCREF(v);
+    Py_XSETREF(SLOT(x, off_flags), v);
+    return c;
+}
+
+/* number of elements of a shape tuple; -1 with an exception set on error */
+static Py_ssize_t numel(PyObject *shape) {
+    if (!PyTuple_CheckExact(shape)) return 0;
+    Py_ssize_t n = 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
+        Py_ssize_t s = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (s < 0) return PyErr_Occurred() ? -1 : 0;
+        n *= s;
+    }
+    return n;
+}
+
+/* the C-order byte strides of shape for the entry's output itemsize (new reference) */
+static PyObject *out_strides(Entry *e, PyObject *shape) {
+    if (shape == e->last_shape) {
+        Py_INCREF(e->last_strides);
+        return e->last_strides;
+    }
+    Py_ssize_t nd = PyTuple_GET_SIZE(shape), acc = e->oisz;
+    PyObject *st = PyTuple_New(nd);
+    if (st == NULL) return NULL;
+    for (Py_ssize_t i = nd - 1; i >= 0; i--) {
+        PyObject *v = PyLong_FromSsize_t(acc);
+        if (v == NULL) { Py_DECREF(st); return NULL; }
+        PyTuple_SET_ITEM(st, i, v);
+        Py_ssize_t s = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        acc *= s > 1 ? s : 1;
+    }
+    Py_INCREF(shape);
+    Py_INCREF(st);
+    Py_XSETREF(e->last_shape, shape);
+    Py_XSETREF(e->last_strides, st);
+    return st;
+}
+
+/* the device address of an Array's first element: _buf.ptr + _offset */
+static int data_ptr(PyObject *x, unsigned long long *p) {
+    PyObject *o = PyObject_GetAttr(SLOT(x, off_buf), str_ptr);
+    if (o == NULL) return -1;
+    unsigned long long base = PyLong_AsUnsignedLongLong(o);
+    Py_DECREF(o);
+    if (base == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+    long long off = PyLong_AsLongLong(SLOT(x, off_offset));
+    if (off == -1 && PyErr_Occurred()) return -1;
+    *p = base + (unsigned long long)off;
+    return 0;
+}
+
+static int scalar_in_range(Entry *e, PyObject *s) {
+    if (PyFloat_CheckExact(s)) {
+        if (!e->float_range) return 0;
+        double d = PyFloat_AS_DOUBLE(s);
+        return d >= e->flo && d <= e->fhi;  /* NaN: no */
+    }
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(s, &overflow);
+    if (overflow || (v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (e->float_range) return (double)v >= e->flo && (double)v <= e->fhi;
+    return v >= e->ilo && v <= e->ihi;
+}
+
+/* launch entry e over x (and y or scalar s) into a new Array of x's shape */
+static PyObject *run_entry(Entry *e, PyObject *x, PyObject *y, PyObject *s, Py_ssize_t n) {
+    Launch *l = e->launch;
+    _Alignas(16) char buf[GP_BUFSIZE];
+    unsigned long long px, py = 0, pout;
+    memset(buf, 0, (size_t)l->size);  /* padding too: launches are reproducible to the byte */
+    if (data_ptr(x, &px) || (y != NULL && data_ptr(y, &py))) return NULL;
+    if (s != NULL && gp_pack_one(l, 2, s, buf) < 0) return NULL;
+    PyObject *stream = PyObject_CallNoArgs(get_stream);
+    if (stream == NULL) return NULL;
+    PyObject *sptr = PyObject_GetAttr(stream, str_ptr);
+    Py_DECREF(stream);
+    if (sptr == NULL) return NULL;
+    unsigned long long stream_ptr = PyLong_AsUnsignedLongLong(sptr);
+    if (stream_ptr == (unsigned long long)-1 && PyErr_Occurred()) { Py_DECREF(sptr); return NULL; }
+    PyObject *nbytes = PyLong_FromSsize_t(n * e->oisz);
+    if (nbytes == NULL) { Py_DECREF(sptr); return NULL; }
+    PyObject *margs[2] = {nbytes, sptr};
+    PyObject *blk = PyObject_Vectorcall(e->malloc, margs, 2, NULL);
+    Py_DECREF(nbytes);
+    Py_DECREF(sptr);
+    if (blk == NULL) return NULL;
+    PyObject *po = PyObject_GetAttr(blk, str_ptr);
+    if (po == NULL) { Py_DECREF(blk); return NULL; }
+    pout = PyLong_AsUnsignedLongLong(po);
+    Py_DECREF(po);
+    if (pout == (unsigned long long)-1 && PyErr_Occurred()) { Py_DECREF(blk); return NULL; }
+    PyObject *shape = SLOT(x, off_shape);
+    PyObject *strides = out_strides(e, shape);
+    if (strides == NULL) { Py_DECREF(blk); return NULL; }
+    PyObject *out = array_type->tp_alloc(array_type, 0);
+    if (out == NULL) { Py_DECREF(blk); Py_DECREF(strides); return NULL; }
+    SLOT(out, off_buf) = blk;  /* the new references move into the Array */
+    SLOT(out, off_strides) = strides;
+    Py_INCREF(zero);
+    SLOT(out, off_offset) = zero;
+    Py_INCREF(shape);
+    SLOT(out, off_shape) = shape;
+    Py_INCREF(e->odt);
+    SLOT(out, off_dtype) = e->odt;
+    Py_INCREF(e->device);
+    SLOT(out, off_device) = e->device;
+    Py_INCREF(Py_True);
+    SLOT(out, off_flags) = Py_True;
+    long long nn = n;
+    memcpy(buf + l->off[0], &pout, 8);
+    memcpy(buf + l->off[1], &px, 8);
+    if (y != NULL) memcpy(buf + l->off[2], &py, 8);
+    memcpy(buf + l->off[l->nvals - 1], &nn, 8);
+    unsigned grid = (unsigned)((nn + e->tile - 1) / e->tile);
+    if (gp_launch_packed(l, grid, e->block, 0, (void *)(uintptr_t)stream_ptr, buf) < 0) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* 1: *out is the result; 0: not served here; -1: error */
+static int try_unary(Table *t, PyObject *x, PyObject **out) {
+    if (Py_TYPE(x) != array_type) return 0;
+    Entry *e = find(t, SLOT(x, off_dtype), NULL, SIDE_NONE, SLOT(x, off_device));
+    if (e == NULL) return 0;
+    Py_ssize_t n = numel(SLOT(x, off_shape));
+    if (n <= 0) return (int)n;
+    int c = contig(x, e->aisz);
+    if (c <= 0) return c;
+    *out = run_entry(e, x, NULL, NULL, n);
+    return *out ? 1 : -1;
+}
+
+static int try_binary(Table *t, PyObject *x1, PyObject *x2, PyObject **out) {
+    PyTypeObject *at = array_type;
+    PyObject *arr, *y = NULL, *s = NULL, *b;
+    int side;
+    if (Py_TYPE(x1) == at) {
+        arr = x1;
+        if (Py_TYPE(x2) == at) {
+            y = x2;
+            side = SIDE_NONE;
+            b = SLOT(x2, off_dtype);
+        } else if (PyFloat_CheckExact(x2) || PyLong_CheckExact(x2)) {
+            s = x2;
+            side = SIDE_RIGHT;
+            b = (PyObject *)Py_TYPE(x2);
+        } else {
+            return 0;
+        }
+    } else if (Py_TYPE(x2) == at && (PyFloat_CheckExact(x1) || PyLong_CheckExact(x1))) {
+        arr = x2;
+        s = x1;
+        side = SIDE_LEFT;
+        b = (PyObject *)Py_TYPE(x1);
+    } else {
+        return 0;
+    }
+    PyObject *dev = SLOT(arr, off_device);
+    Entry *e = find(t, SLOT(arr, off_dtype), b, side, dev);
+    if (e == NULL) return 0;
+    PyObject *shape = SLOT(arr, off_shape);
+    if (y != NULL) {
+        if (SLOT(y, off_device) != dev) return 0;
+        PyObject *s2 = SLOT(y, off_shape);
+        if (s2 != shape) {
+            int eq = PyObject_RichCompareBool(shape, s2, Py_EQ);
+            if (eq <= 0) return eq;
+        }
+    } else if (!scalar_in_range(e, s)) {
+        return 0;
+    }
+    Py_ssize_t n = numel(shape);
+    if (n <= 0) return (int)n;
+    int c = contig(arr, e->aisz);
+    if (c <= 0) return c;
+    if (y != NULL && (c = contig(y, e->bisz)) <= 0) return c;
+    *out = run_entry(e, arr, y, s, n);
+    return *out ? 1 : -1;
+}
+
+/* ------------------------------------------------------------------ Fast */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    Table *table;
+    PyObject *fallback;
+    int nin;
+    int reflected;
+} Fast;
+
+static PyObject *Fast_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Fast *f = (Fast *)op;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && n == f->nin && array_type != NULL) {
+        PyObject *out = NULL;
+        int rc;
+        if (n == 1)
+            rc = try_unary(f->table, args[0], &out);
+        else if (f->reflected)
+            rc = try_binary(f->table, args[1], args[0], &out);
+        else
+            rc = try_binary(f->table, args[0], args[1], &out);
+        if (rc > 0) return out;
+        if (rc < 0) return NULL;
+    }
+    return PyObject_Vectorcall(f->fallback, args, nargsf, kwnames);
+}
+
+/* Fast(table, fallback, nin, reflected=False) */
+static PyObject *Fast_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    PyObject *table, *fallback;
+    int nin, reflected = 0;
+    static char *kw[] = {"table", "fallback", "nin", "reflected", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!Oi|p", kw, &TableType, &table, &fallback, &nin, &reflected))
+        return NULL;
+    if (nin != 1 && nin != 2) {
+        PyErr_SetString(PyExc_ValueError, "Fast: nin must be 1 or 2");
+        return NULL;
+    }
+    if (!PyCallable_Check(fallback)) {
+        PyErr_SetString(PyExc_TypeError, "Fast: fallback must be callable");
+        return NULL;
+    }
+    Fast *self = (Fast *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    Py_INCREF(table);
+    Py_INCREF(fallback);
+    self->table = (Table *)table;
+    self->fallback = fallback;
+    self->nin = nin;
+    self->reflected = reflected && nin == 2;
+    self->vectorcall = Fast_vectorcall;
+    return (PyObject *)self;
+}
+
+static int Fast_traverse(Fast *self, visitproc visit, void *arg) {
+    Py_VISIT(self->fallback);
+    return 0;
+}
+
+static int Fast_clear(Fast *self) {
+    Py_CLEAR(self->fallback);
+    return 0;
+}
+
+static void Fast_dealloc(Fast *self) {
+    PyObject_GC_UnTrack(self);
+    Fast_clear(self);
+    Py_CLEAR(self->table);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* as a class attribute: bound to the instance like a function */
+static PyObject *Fast_descr_get(PyObject *self, PyObject *obj, PyObject *type) {
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *Fast_repr(Fast *self) {
+    return PyUnicode_FromFormat("<gparray compiled fast path of %R>", self->fallback);
+}
+
+static PyMemberDef Fast_members[] = {
+    {"table", T_OBJECT, offsetof(Fast, table), READONLY, "the Table of served combinations"},
+    {"fallback", T_OBJECT, offsetof(Fast, fallback), READONLY, "the Python function for everything else"},
+    {"reflected", T_INT, offsetof(Fast, reflected), READONLY, "computes op(x2, x1) for a call (x1, x2)"},
+    {NULL},
+};
+
+static PyObject *Fast_get_doc(Fast *self, void *closure) {
+    return PyObject_GetAttrString(self->fallback, "__doc__");
+}
+
+static PyObject *Fast_get_name(Fast *self, void *closure) {
+    return PyObject_GetAttrString(self->fallback, "__name__");
+}
+
+static PyGetSetDef Fast_getset[] = {
+    {"__doc__", (getter)Fast_get_doc, NULL, NULL, NULL},
+    {"__name__", (getter)Fast_get_name, NULL, NULL, NULL},
+    {NULL},
+};
+
+static PyTypeObject FastType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gparray._kernels._claunch.Fast",
+    .tp_basicsize = sizeof(Fast),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR | Py_TPFLAGS_HAVE_GC,
+    .tp_new = Fast_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Fast, vectorcall),
+    .tp_descr_get = Fast_descr_get,
+    .tp_repr = (reprfunc)Fast_repr,
+    .tp_traverse = (traverseproc)Fast_traverse,
+    .tp_clear = (inquiry)Fast_clear,
+    .tp_dealloc = (destructor)Fast_dealloc,
+    .tp_members = Fast_members,
+    .tp_getset = Fast_getset,
+};
+
+static PyMethodDef ops_methods[] = {
+    {"configure", configure, METH_VARARGS,
+     "configure(Array, get_current_stream): the class Fast objects serve and build; (None, None): none"},
+    {NULL, NULL, 0, NULL},
+};
+
+int gp_ops_init(PyObject *m) {
+    if (PyType_Ready(&TableType) < 0 || PyType_Ready(&FastType) < 0) return -1;
+    str_ptr = PyUnicode_InternFromString("ptr");
+    zero = PyLong_FromLong(0);
+    if (str_ptr == NULL || zero == NULL) return -1;
+    Py_INCREF(&TableType);
+    if (PyModule_AddObject(m, "Table", (PyObject *)&TableType) < 0) return -1;
+    Py_INCREF(&FastType);
+    if (PyModule_AddObject(m, "Fast", (PyObject *)&FastType) < 0) return -1;
+    return PyModule_AddFunctions(m, ops_methods);
+}
