@@ -9,7 +9,8 @@ from setuptools import Extension, setup
 setup(ext_modules=[
     Extension(
         "gparray._kernels._claunch",
-        sources=["gparray/_kernels/_claunch.c", "gparray/_kernels/_claunch_ops.c"],
+        sources=["gparray/_kernels/_claunch.c", "gparray/_kernels/_claunch_ops.c",
+                 "gparray/_kernels/_claunch_block.c"],
         depends=["gparray/_kernels/_claunch.h"],
         libraries=["dl"],
         extra_compile_args=["-O2"],

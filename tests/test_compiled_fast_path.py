@@ -17,6 +17,7 @@ _claunch = _launcher._claunch
 pytestmark = pytest.mark.skipif(_claunch is None, reason="C extension gparray._kernels._claunch not built")
 
 STREAM = 0x5000
+_current = {"stream": STREAM}
 DEV = Device(0)
 OTHER = Device(1)
 f32, f64, i32, i64, b1 = (np.dtype(t) for t in ("float32", "float64", "int32", "int64", "bool"))
@@ -28,7 +29,8 @@ class _Buf:
 
 
 class _Stream:
-    ptr = STREAM
+    def __init__(self):
+        self.ptr = _current["stream"]
 
 
 class _Pool:
@@ -70,7 +72,7 @@ TILE = 1024
 def env():
     """Configure the fast path with fake streams and stub the driver; restore both after."""
     log = []
-    _claunch.configure(Array, lambda: _Stream())
+    _claunch.configure(Array, lambda device_id: _Stream())
     _claunch._stub_driver(log)
     seen = {"error": [], "context": []}
 
@@ -83,6 +85,7 @@ def env():
 
     _claunch.set_hooks(err, ctx)
     yield log, seen
+    _current["stream"] = STREAM
     _claunch._stub_driver(None)
     _claunch.set_hooks(_launcher._driver_error, _launcher._bind_context)
     if _elementwise._configured:
@@ -107,7 +110,7 @@ def _binary(odt=f32, a=f32, b=f32, pool=None, tile=TILE):
     launch, st = _launch_for((P0, P0, P0, N0))
     t = _claunch.Table()
     pool = pool or _Pool()
-    assert t.add(a, b, 0, DEV, a.itemsize, b.itemsize, 0, 0, launch, odt, odt.itemsize, tile, BLOCK, pool.malloc)
+    assert t.add(a, b, 0, DEV, a.itemsize, b.itemsize, 0, 0, launch, odt, odt.itemsize, tile, BLOCK, pool)
     return t, st, pool
 
 
@@ -133,7 +136,7 @@ def test_output_strides_follow_the_output_itemsize(env):
     launch, st = _launch_for((P0, P0, P0, N0))
     t = _claunch.Table()
     pool = _Pool()
-    t.add(f64, f64, 0, DEV, 8, 8, 0, 0, launch, b1, 1, TILE, BLOCK, pool.malloc)
+    t.add(f64, f64, 0, DEV, 8, 8, 0, 0, launch, b1, 1, TILE, BLOCK, pool)
     op = _claunch.Fast(t, _fallback_recorder()[0], 2)
     for shape in [(5,), (2, 1, 3), (4, 6)]:
         x = _arr(shape, f64)
@@ -183,7 +186,7 @@ def _scalar_table(dt, pytype, side, lo, hi, ct=None):
     launch, st = _launch_for((P0, P0, ct.type(0), N0))
     t = _claunch.Table()
     pool = _Pool()
-    t.add(dt, pytype, side, DEV, dt.itemsize, 0, lo, hi, launch, dt, dt.itemsize, TILE, BLOCK, pool.malloc)
+    t.add(dt, pytype, side, DEV, dt.itemsize, 0, lo, hi, launch, dt, dt.itemsize, TILE, BLOCK, pool)
     return t, st, pool
 
 
@@ -236,7 +239,7 @@ def test_unary_and_method_binding(env):
     launch, st = _launch_for((P0, P0, N0))
     t = _claunch.Table()
     pool = _Pool()
-    assert t.add(f32, None, 0, DEV, 4, 0, 0, 0, launch, f32, 4, TILE, BLOCK, pool.malloc)
+    assert t.add(f32, None, 0, DEV, 4, 0, 0, 0, launch, f32, 4, TILE, BLOCK, pool)
     fb, calls = _fallback_recorder()
     neg = _claunch.Fast(t, fb, 1)
 
@@ -288,7 +291,7 @@ def test_table_checks_its_entries():
     launch4, _ = _launch_for((P0, P0, P0, N0))
     bad, _ = _launch_for((P0, np.int32(0), P0, N0))
     t = _claunch.Table()
-    m = _Pool().malloc
+    m = _Pool()
     assert t.add(f32, f32, 0, DEV, 4, 4, 0, 0, launch4, f32, 4, TILE, BLOCK, m)
     assert not t.add(f32, f32, 0, DEV, 4, 4, 0, 0, launch4, f32, 4, TILE, BLOCK, m)  # there already
     assert t.add(f32, None, 0, DEV, 4, 0, 0, 0, launch3, f32, 4, TILE, BLOCK, m)
@@ -336,3 +339,76 @@ def test_scalar_packing_matches_struct_for_every_kernel_scalar_type(env):
         assert type(_claunch.Fast(t, print, 2)(_arr((1,), dt), v)) is Array
         assert log[-1][5] == st.pack(0x100000, 0x7000, v, 1), dt
     assert struct.calcsize("<e") == 2
+
+
+def test_collected_results_are_handed_out_again_with_exact_statistics(env):
+    """Over a real CachingPool (fake device memory): a collected result's Block queues its
+    free; the next same request on the same stream takes that chunk back; the statistics
+    always equal the live results' sizes."""
+    from test_memory_pool import check_internal, make_pool
+
+    log, _ = env
+    pool, dev, _ = make_pool()
+    launch, st = _launch_for((P0, P0, P0, N0))
+    t = _claunch.Table()
+    t.add(f32, f32, 0, DEV, 4, 4, 0, 0, launch, f32, 4, TILE, BLOCK, pool)
+    op = _claunch.Fast(t, _fallback_recorder()[0], 2)
+    x = _arr((1000,))
+    out = op(x, x)
+    first = out._buf._chunk
+    del out
+    assert len(pool._deferred) == 1                      # queued, not yet applied
+    out = op(x, x)
+    assert out._buf._chunk is first and pool._deferred == []
+    assert out._buf.ptr == first.ptr and log[-1][5][:8] == struct.pack("<Q", first.ptr)
+    s = pool.stats()
+    assert s["allocated_bytes.current"] == 4096 and s["requested_bytes.current"] == 4000
+    assert s["allocation.current"] == 1
+
+    rng = np.random.default_rng(3)
+    live = []
+    for step in range(400):
+        r = rng.random()
+        if r < 0.55 or not live:
+            _current["stream"] = STREAM if rng.random() < 0.8 else STREAM + 1
+            n = int(rng.choice([1, 100, 1000, 1024, 5000]))
+            xs = _arr((n,))
+            live.append((op(xs, xs), n))
+        else:
+            live.pop(int(rng.integers(len(live))))
+        if step % 25 == 0:
+            s = pool.stats()
+            sizes = [(n * 4 + 511) // 512 * 512 for _, n in live] + [4096]   # + `out`
+            assert s["allocated_bytes.current"] == sum(sizes)
+            assert s["requested_bytes.current"] == sum(n * 4 for _, n in live) + 4000
+            assert s["allocation.current"] == len(live) + 1
+            assert s["allocated_bytes.peak"] >= s["allocated_bytes.current"]
+            ptrs = sorted((a._buf.ptr, a._buf.size) for a, _ in live)
+            assert all(p + sz <= q for (p, sz), (q, _) in zip(ptrs, ptrs[1:])), "live blocks overlap"
+            check_internal(pool)
+    assert all(a._buf.stream in (STREAM, STREAM + 1) for a, _ in live)
+    del live, out
+    assert pool.allocated_bytes == 0 and pool.stats()["allocation.current"] == 0
+    check_internal(pool)
+
+
+def test_a_deferred_free_from_another_stream_or_size_is_not_reused(env):
+    from test_memory_pool import make_pool
+
+    pool, _, _ = make_pool()
+    launch, _ = _launch_for((P0, P0, P0, N0))
+    t = _claunch.Table()
+    t.add(f32, f32, 0, DEV, 4, 4, 0, 0, launch, f32, 4, TILE, BLOCK, pool)
+    op = _claunch.Fast(t, _fallback_recorder()[0], 2)
+    x, y = _arr((100,)), _arr((90,))
+    out = op(x, x)
+    c = out._buf._chunk
+    del out
+    _current["stream"] = STREAM + 7
+    other = op(x, x)                                    # another stream: a fresh chunk
+    assert other._buf._chunk is not c and other._buf.stream == STREAM + 7
+    _current["stream"] = STREAM
+    del other
+    sized = op(y, y)                                    # 360 bytes, not 400: Python malloc
+    assert sized._buf.nbytes == 360 and pool._deferred == []
+    assert pool.stats()["requested_bytes.current"] == 360

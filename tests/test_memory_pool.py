@@ -284,7 +284,7 @@ def test_rounding_and_block_attributes():
         assert any(p <= b.ptr and b.ptr + b.size <= p + s for p, s in dev.live.items())
         b.free()
     assert not hasattr(pool.malloc(10), "__dict__"), "Block must use __slots__"
-    assert Block.__slots__
+    assert _pool.PyBlock.__slots__
 
 
 def test_zero_bytes_owns_nothing():
@@ -971,3 +971,44 @@ def test_public_api_without_gpu():
         api.memory_stats()
     with pytest.raises(_backend.CUDAUnavailableError, match="^empty_cache"):
         api.empty_cache()
+
+
+class _Releases:
+    def __init__(self):
+        self.calls = []
+
+    def _release(self, c, nbytes):
+        self.calls.append((c, nbytes))
+
+
+@pytest.mark.parametrize("impl", ["python", "compiled"])
+def test_both_block_implementations_behave_alike(impl):
+    if impl == "python":
+        make = _pool._py_block
+    else:
+        from gparray._kernels import _launcher
+        if _launcher._claunch is None:
+            pytest.skip("C extension gparray._kernels._claunch not built")
+        make = _launcher._claunch.Block
+    p = _Releases()
+    b = make(0x2000, 512, 100, 0, 7, "chunk", p)
+    assert (b.ptr, b.size, b.nbytes, b.device_id, b.stream, b._chunk, b._pool) == (0x2000, 512, 100, 0, 7, "chunk", p)
+    assert not b.freed and repr(b) == "<gparray Block ptr=0x2000 size=512 nbytes=100 device=0 stream=7 live>"
+    assert not hasattr(b, "__dict__")
+    b.free()
+    b.free()
+    assert b.freed and p.calls == [("chunk", 100)] and b._chunk is None
+    assert repr(b).endswith("freed>")
+    del b
+    assert p.calls == [("chunk", 100)]          # freed once, not again when collected
+    b = make(0x4000, 1024, 1000, 0, 0, "c2", p)
+    try:
+        raise KeyError("in flight")
+    except KeyError:
+        del b                                   # collected while an exception is being handled
+        assert p.calls[-1] == ("c2", 1000)
+    e = make(0, 0, 0, 1, 0, None, None)         # an empty block owns nothing
+    assert not e.freed
+    e.free()
+    del e
+    assert len(p.calls) == 2

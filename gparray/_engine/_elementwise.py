@@ -87,7 +87,7 @@ def learn(table, plan, x, b=None, side: int = 0, lo=0, hi=0, bisz: int = 0) -> b
         _configured = True
     odt = plan[0]
     return table.add(x._dtype, b, side, x._device, x._dtype.itemsize, bisz, lo, hi, k.launch, odt, odt.itemsize,
-                     plan[2], BLOCK, _memory._pools[d].malloc)
+                     plan[2], BLOCK, _memory._pools[d])
 
 
 def binary_contig_new(plan, a, b):

@@ -33,5 +33,10 @@ int gp_pack_one(const Launch *self, Py_ssize_t i, PyObject *o, char *buf);
 int gp_launch_packed(const Launch *self, unsigned grid, unsigned block, unsigned smem, void *stream, char *buf);
 /* add the compiled elementwise types to the module: 0 or -1 */
 int gp_ops_init(PyObject *module);
+/* add the pool's Block type to the module: 0 or -1 */
+int gp_block_init(PyObject *module);
+/* a Block reusing pool's last deferred free of the same request on the same stream, or
+ * NULL (no exception set) */
+PyObject *gp_block_reuse(PyObject *pool, PyObject *deferred, PyObject *nbytes, PyObject *stream, PyObject *device_id);
 
 #endif

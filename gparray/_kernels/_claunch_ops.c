@@ -10,7 +10,8 @@
  *   - scalar:  op(x, s) / op(s, x)       s a Python float or int within the recorded range
  *
  * on the recorded device, for a non-empty array. It takes the current CuPy stream, a block
- * from the device's gparray pool (its Python malloc: the pool keeps all bookkeeping), builds
+ * from the device's gparray pool (the pool's last deferred free when that was the same
+ * request on the same stream, see _claunch_block.c; else its Python malloc), builds
  * the result Array (C-contiguous strides, its contiguity flag set) and launches the recorded
  * kernel with one packed buffer. Anything else goes to the Python fallback unchanged, so
  * both paths give the same results and raise the same errors.
@@ -29,7 +30,7 @@
 /* ------------------------------------------------------------------ the Array class */
 static PyTypeObject *array_type = NULL;
 static Py_ssize_t off_buf, off_offset, off_shape, off_strides, off_dtype, off_device, off_flags;
-static PyObject *get_stream = NULL;  /* cupy.cuda.get_current_stream */
+static PyObject *get_stream = NULL;  /* cupy.cuda.get_current_stream(device_id) */
 static PyObject *str_ptr = NULL;
 static PyObject *zero = NULL;
 
@@ -87,6 +88,7 @@ typedef struct {
     PyObject *b;       /* dtype of x2; float or int (the scalar's type); NULL: unary */
     int side;
     PyObject *device;
+    PyObject *devid;   /* device._id, for get_current_stream(devid): no cudaGetDevice */
     Py_ssize_t aisz, bisz;
     int float_range;   /* the scalar's range: doubles (flo, fhi) or integers (ilo, ihi) */
     double flo, fhi;
@@ -96,7 +98,9 @@ typedef struct {
     Py_ssize_t oisz;
     long long tile;
     unsigned block;
-    PyObject *malloc;  /* the device pool's malloc(nbytes, stream) */
+    PyObject *pool;    /* the device's pool */
+    PyObject *malloc;  /* its malloc(nbytes, stream) */
+    PyObject *deferred;  /* its _deferred list (NULL: a pool without one) */
     PyObject *last_shape, *last_strides;  /* result strides of the last shape seen */
 } Entry;
 
@@ -110,9 +114,12 @@ static void entry_clear(Entry *e) {
     Py_CLEAR(e->a);
     Py_CLEAR(e->b);
     Py_CLEAR(e->device);
+    Py_CLEAR(e->devid);
     Py_CLEAR(e->launch);
     Py_CLEAR(e->odt);
     Py_CLEAR(e->malloc);
+    Py_CLEAR(e->pool);
+    Py_CLEAR(e->deferred);
     Py_CLEAR(e->last_shape);
     Py_CLEAR(e->last_strides);
 }
@@ -144,16 +151,16 @@ static int as_range(PyObject *o, double *d, long long *ll, int *is_float) {
     return 0;
 }
 
-/* table.add(a, b, side, device, aisz, bisz, lo, hi, launch, odt, oisz, tile, block, malloc)
+/* table.add(a, b, side, device, aisz, bisz, lo, hi, launch, odt, oisz, tile, block, pool)
  * -> True if added, False if the key was there already */
 static PyObject *Table_add(Table *self, PyObject *args) {
-    PyObject *a, *b, *device, *lo, *hi, *launch, *odt, *malloc;
+    PyObject *a, *b, *device, *lo, *hi, *launch, *odt, *pool;
     int side;
     Py_ssize_t aisz, bisz, oisz;
     long long tile;
     unsigned int block;
     if (!PyArg_ParseTuple(args, "OOiOnnOOO!OnLIO", &a, &b, &side, &device, &aisz, &bisz, &lo, &hi,
-                          &GpLaunchType, &launch, &odt, &oisz, &tile, &block, &malloc))
+                          &GpLaunchType, &launch, &odt, &oisz, &tile, &block, &pool))
         return NULL;
     Launch *l = (Launch *)launch;
     int unary = b == Py_None;
@@ -188,10 +195,24 @@ static PyObject *Table_add(Table *self, PyObject *args) {
         e.float_range = f1;
         e.flo = d1, e.fhi = d2, e.ilo = i1, e.ihi = i2;
     }
+    PyObject *malloc = PyObject_GetAttrString(pool, "malloc");
+    if (malloc == NULL) return NULL;
+    PyObject *deferred = PyObject_GetAttrString(pool, "_deferred");
+    if (deferred == NULL || !PyList_CheckExact(deferred)) {
+        PyErr_Clear();
+        Py_CLEAR(deferred);
+    }
+    PyObject *devid = PyObject_GetAttrString(device, "_id");
+    if (devid == NULL) { Py_DECREF(malloc); Py_XDECREF(deferred); return NULL; }
     if (self->n == self->cap) {
         Py_ssize_t cap = self->cap ? 2 * self->cap : 8;
         Entry *ne = PyMem_Realloc(self->e, (size_t)cap * sizeof(Entry));
-        if (ne == NULL) return PyErr_NoMemory();
+        if (ne == NULL) {
+            Py_DECREF(devid);
+            Py_DECREF(malloc);
+            Py_XDECREF(deferred);
+            return PyErr_NoMemory();
+        }
         self->e = ne;
         self->cap = cap;
     }
@@ -200,8 +221,9 @@ static PyObject *Table_add(Table *self, PyObject *args) {
     Py_INCREF(device);
     Py_INCREF(launch);
     Py_INCREF(odt);
-    Py_INCREF(malloc);
-    e.a = a, e.b = bk, e.side = side, e.device = device, e.aisz = aisz, e.bisz = bisz;
+    Py_INCREF(pool);
+    e.pool = pool, e.deferred = deferred;
+    e.a = a, e.b = bk, e.side = side, e.device = device, e.devid = devid, e.aisz = aisz, e.bisz = bisz;
     e.launch = l, e.odt = odt, e.oisz = oisz, e.tile = tile, e.block = block, e.malloc = malloc;
     self->e[self->n++] = e;
     Py_RETURN_TRUE;
@@ -230,7 +252,7 @@ static Py_ssize_t Table_len(Table *self) { return self->n; }
 
 static PyMethodDef Table_methods[] = {
     {"add", (PyCFunction)Table_add, METH_VARARGS,
-     "add(a, b, side, device, aisz, bisz, lo, hi, launch, odt, oisz, tile, block, malloc) -> bool"},
+     "add(a, b, side, device, aisz, bisz, lo, hi, launch, odt, oisz, tile, block, pool) -> bool"},
     {"clear", (PyCFunction)Table_clear, METH_NOARGS, "forget every entry"},
     {"keys", (PyCFunction)Table_keys, METH_NOARGS, "[(a, b, side, device)] of the entries"},
     {NULL},
@@ -351,7 +373,7 @@ static PyObject *run_entry(Entry *e, PyObject *x, PyObject *y, PyObject *s, Py_s
     memset(buf, 0, (size_t)l->size);  /* padding too: launches are reproducible to the byte */
     if (data_ptr(x, &px) || (y != NULL && data_ptr(y, &py))) return NULL;
     if (s != NULL && gp_pack_one(l, 2, s, buf) < 0) return NULL;
-    PyObject *stream = PyObject_CallNoArgs(get_stream);
+    PyObject *stream = PyObject_CallOneArg(get_stream, e->devid);
     if (stream == NULL) return NULL;
     PyObject *sptr = PyObject_GetAttr(stream, str_ptr);
     Py_DECREF(stream);
@@ -360,8 +382,13 @@ static PyObject *run_entry(Entry *e, PyObject *x, PyObject *y, PyObject *s, Py_s
     if (stream_ptr == (unsigned long long)-1 && PyErr_Occurred()) { Py_DECREF(sptr); return NULL; }
     PyObject *nbytes = PyLong_FromSsize_t(n * e->oisz);
     if (nbytes == NULL) { Py_DECREF(sptr); return NULL; }
-    PyObject *margs[2] = {nbytes, sptr};
-    PyObject *blk = PyObject_Vectorcall(e->malloc, margs, 2, NULL);
+    PyObject *blk = NULL;
+    if (e->deferred != NULL && PyList_GET_SIZE(e->deferred))
+        blk = gp_block_reuse(e->pool, e->deferred, nbytes, sptr, e->devid);
+    if (blk == NULL) {
+        PyObject *margs[2] = {nbytes, sptr};
+        blk = PyObject_Vectorcall(e->malloc, margs, 2, NULL);
+    }
     Py_DECREF(nbytes);
     Py_DECREF(sptr);
     if (blk == NULL) return NULL;

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import bisect
 import gc
+import os
 import re
 import threading
 
@@ -104,20 +105,39 @@ class Block:
                 f"device={self.device_id} stream={self.stream} {state}>")
 
 
+def _py_block(ptr, size, nbytes, device_id, stream, chunk, pool) -> Block:
+    b = _new_block(PyBlock)
+    b.ptr = ptr
+    b.size = size
+    b.nbytes = nbytes
+    b.device_id = device_id
+    b.stream = stream
+    b._chunk = chunk
+    b._pool = pool
+    return b
+
+
+def _compiled_block():
+    """The same Block in C (gparray._kernels._claunch, when built): one constructor call
+    instead of seven attribute stores, and no Python frame when it is freed."""
+    if os.environ.get("GPARRAY_PY_LAUNCH", "") not in ("", "0"):
+        return None
+    try:
+        from .._kernels._claunch import Block as CBlock
+    except ImportError:
+        return None
+    return CBlock
+
+
 _new_block = Block.__new__
+PyBlock = Block
+Block = _compiled_block() or PyBlock
+_make_block = Block if Block is not PyBlock else _py_block
 
 
 def _empty_block(nbytes: int, device_id: int, stream) -> Block:
     """A Block that owns nothing (ptr 0), for zero-byte requests."""
-    b = _new_block(Block)
-    b.ptr = 0
-    b.size = 0
-    b.nbytes = nbytes
-    b.device_id = device_id
-    b.stream = stream
-    b._chunk = None
-    b._pool = None
-    return b
+    return _make_block(0, 0, nbytes, device_id, stream, None, None)
 
 
 class _Segment:
@@ -284,7 +304,11 @@ class CachingPool:
         self._event_done = event_done if event_done is not None else _always_done
         self._synchronize = synchronize
         self._lock = threading.Lock()
-        self._deferred = []          # (chunk, nbytes) frees that found the lock taken
+        # (chunk, nbytes) frees not yet applied: those that found the lock taken, and every
+        # collected compiled Block (applied at the next malloc or statistics read; the
+        # compiled elementwise path hands the last one out again when it is the same request
+        # on the same stream, which leaves every counter as it was)
+        self._deferred = []
         self._arenas = {}            # (stream, small) -> _Arena
         self._segments = {}          # ptr -> _Segment, every live raw allocation
         self._idle = {True: [], False: []}   # whole free segments usable by any stream
@@ -340,14 +364,7 @@ class CachingPool:
             if r > self._requested_peak:
                 self._requested_peak = r
             self._nblocks += 1
-            b = _new_block(Block)
-            b.ptr = c.ptr
-            b.size = size
-            b.nbytes = nbytes
-            b.device_id = self.device_id
-            b.stream = stream
-            b._chunk = c
-            b._pool = self
+            b = _make_block(c.ptr, size, nbytes, self.device_id, stream, c, self)
             if self._deferred:
                 self._drain_deferred()
             return b
@@ -388,7 +405,10 @@ class CachingPool:
     def _drain_deferred(self):
         d = self._deferred
         while d:
-            c, nbytes = d.pop()
+            try:
+                c, nbytes = d.pop()
+            except IndexError:  # the compiled fast path took the last one meanwhile
+                break
             self._free_locked(c, nbytes)
 
     # ------------------------------------------------------------------ slow path

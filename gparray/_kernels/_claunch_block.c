@@ -1,0 +1,218 @@
+/* The pool's Block in C (gparray/_memory/_pool.py uses it when this extension is built).
+ *
+ * Same attributes as the Python class it replaces: ptr, size, nbytes, device_id, stream,
+ * _chunk, _pool. free() gives the chunk back at once through the pool's _release(chunk,
+ * nbytes). A collected Block instead appends (chunk, nbytes) to the pool's _deferred list,
+ * which the pool applies under its lock at its next malloc or statistics read (the pool
+ * already treats frees that find its lock taken this way); no Python code runs. The
+ * compiled elementwise path may hand that chunk out again (gp_block_reuse).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+
+#include "_claunch.h"
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *ptr, *size, *nbytes, *device_id, *stream, *chunk, *pool;
+} Block;
+
+static PyObject *str_release = NULL;
+static PyObject *str_deferred = NULL;
+static PyObject *str_arena = NULL, *str_stream = NULL, *str_ptr_b = NULL, *str_size = NULL;
+static PyObject *zero_int = NULL;
+
+/* give the chunk back once: 0, or -1 with an exception set */
+static int block_release(Block *self) {
+    PyObject *c = self->chunk;
+    if (c == NULL || c == Py_None) return 0;
+    self->chunk = Py_None;
+    Py_INCREF(Py_None);
+    PyObject *args[3] = {self->pool, c, self->nbytes};
+    PyObject *r = PyObject_VectorcallMethod(str_release, args, 3, NULL);
+    Py_DECREF(c);
+    if (r == NULL) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* queue the chunk on the pool's _deferred list: 1 done, 0 no such list, -1 error */
+static int block_defer(Block *self) {
+    PyObject *d = PyObject_GetAttr(self->pool, str_deferred);
+    if (d == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int rc = 0;
+    if (PyList_CheckExact(d)) {
+        PyObject *item = PyTuple_Pack(2, self->chunk, self->nbytes);
+        rc = item == NULL ? -1 : (PyList_Append(d, item) < 0 ? -1 : 1);
+        Py_XDECREF(item);
+        if (rc == 1) Py_SETREF(self->chunk, Py_NewRef(Py_None));
+    }
+    Py_DECREF(d);
+    return rc;
+}
+
+static void Block_dealloc(Block *self) {
+    if (self->chunk != NULL && self->chunk != Py_None) {
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);  /* deallocation may run while an exception is set */
+        int rc = block_defer(self);
+        if (rc == 0) rc = block_release(self) < 0 ? -1 : 1;
+        if (rc < 0) PyErr_WriteUnraisable((PyObject *)self);
+        PyErr_Restore(et, ev, tb);
+    }
+    Py_CLEAR(self->ptr);
+    Py_CLEAR(self->size);
+    Py_CLEAR(self->nbytes);
+    Py_CLEAR(self->device_id);
+    Py_CLEAR(self->stream);
+    Py_CLEAR(self->chunk);
+    Py_CLEAR(self->pool);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Block_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (n != 7 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_SetString(PyExc_TypeError, "Block(ptr, size, nbytes, device_id, stream, chunk, pool): 7 positional arguments");
+        return NULL;
+    }
+    PyTypeObject *t = (PyTypeObject *)type;
+    Block *self = (Block *)t->tp_alloc(t, 0);
+    if (self == NULL) return NULL;
+    PyObject **f = &self->ptr;
+    for (int i = 0; i < 7; i++) {
+        Py_INCREF(args[i]);
+        f[i] = args[i];
+    }
+    return (PyObject *)self;
+}
+
+static PyObject *Block_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    if (kwds != NULL && PyDict_GET_SIZE(kwds)) {
+        PyErr_SetString(PyExc_TypeError, "Block: no keyword arguments");
+        return NULL;
+    }
+    return Block_vectorcall((PyObject *)type, &PyTuple_GET_ITEM(args, 0), (size_t)PyTuple_GET_SIZE(args), NULL);
+}
+
+static PyObject *Block_free(Block *self, PyObject *unused) {
+    if (block_release(self) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Block_get_freed(Block *self, void *closure) {
+    if (self->chunk != Py_None && self->chunk != NULL) Py_RETURN_FALSE;
+    int zero = PyObject_RichCompareBool(self->ptr, zero_int, Py_EQ);
+    if (zero < 0) return NULL;
+    return PyBool_FromLong(!zero);
+}
+
+static PyObject *Block_repr(Block *self) {
+    PyObject *freed = Block_get_freed(self, NULL);
+    if (freed == NULL) return NULL;
+    int f = freed == Py_True;
+    Py_DECREF(freed);
+    PyObject *hex = PyNumber_ToBase(self->ptr, 16);
+    if (hex == NULL) return NULL;
+    PyObject *r = PyUnicode_FromFormat("<gparray Block ptr=%U size=%S nbytes=%S device=%S stream=%S %s>", hex,
+                                       self->size, self->nbytes, self->device_id, self->stream, f ? "freed" : "live");
+    Py_DECREF(hex);
+    return r;
+}
+
+static PyMemberDef Block_members[] = {
+    {"ptr", T_OBJECT_EX, offsetof(Block, ptr), 0, "device address (0 for an empty block)"},
+    {"size", T_OBJECT_EX, offsetof(Block, size), 0, "bytes reserved (the request rounded up to 512)"},
+    {"nbytes", T_OBJECT_EX, offsetof(Block, nbytes), 0, "bytes requested"},
+    {"device_id", T_OBJECT_EX, offsetof(Block, device_id), 0, "device ordinal"},
+    {"stream", T_OBJECT_EX, offsetof(Block, stream), 0, "the stream it was allocated on"},
+    {"_chunk", T_OBJECT_EX, offsetof(Block, chunk), 0, "the pool's chunk (None once freed)"},
+    {"_pool", T_OBJECT_EX, offsetof(Block, pool), 0, "the owning pool"},
+    {NULL},
+};
+
+static PyMethodDef Block_methods[] = {
+    {"free", (PyCFunction)Block_free, METH_NOARGS, "Give the memory back to the pool now (later calls do nothing)."},
+    {"__del__", (PyCFunction)Block_free, METH_NOARGS, "Same as free()."},
+    {NULL},
+};
+
+static PyGetSetDef Block_getset[] = {
+    {"freed", (getter)Block_get_freed, NULL,
+     "True once the block has been given back (always False for an empty block).", NULL},
+    {NULL},
+};
+
+static PyTypeObject BlockType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "gparray._memory.Block",
+    .tp_basicsize = sizeof(Block),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A piece of device memory handed out by a pool (see gparray._memory._pool.Block).",
+    .tp_new = Block_new,
+    .tp_vectorcall = Block_vectorcall,
+    .tp_dealloc = (destructor)Block_dealloc,
+    .tp_repr = (reprfunc)Block_repr,
+    .tp_members = Block_members,
+    .tp_methods = Block_methods,
+    .tp_getset = Block_getset,
+};
+
+/* A new Block for `nbytes` on `stream` from pool's most recent deferred free when that was
+ * the same request (nbytes) on the same stream: popped under the GIL with no Python code
+ * running, so no counter changes (one free and one malloc of the same size cancel out).
+ * New reference; NULL with no exception set when there is no such chunk. */
+PyObject *gp_block_reuse(PyObject *pool, PyObject *deferred, PyObject *nbytes, PyObject *stream, PyObject *device_id) {
+    Py_ssize_t n = PyList_GET_SIZE(deferred);
+    if (n == 0) return NULL;
+    PyObject *item = PyList_GET_ITEM(deferred, n - 1);
+    if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 2) return NULL;
+    PyObject *c = PyTuple_GET_ITEM(item, 0), *nb = PyTuple_GET_ITEM(item, 1);
+    int same = PyObject_RichCompareBool(nb, nbytes, Py_EQ);
+    if (same <= 0) { PyErr_Clear(); return NULL; }
+    PyObject *arena = PyObject_GetAttr(c, str_arena);
+    if (arena == NULL) { PyErr_Clear(); return NULL; }
+    PyObject *owner = arena == Py_None ? NULL : PyObject_GetAttr(arena, str_stream);
+    Py_DECREF(arena);
+    if (owner == NULL) { PyErr_Clear(); return NULL; }
+    same = PyObject_RichCompareBool(owner, stream, Py_EQ);
+    Py_DECREF(owner);
+    if (same <= 0) { PyErr_Clear(); return NULL; }
+    PyObject *ptr = PyObject_GetAttr(c, str_ptr_b);
+    PyObject *size = ptr ? PyObject_GetAttr(c, str_size) : NULL;
+    if (size == NULL) { Py_XDECREF(ptr); PyErr_Clear(); return NULL; }
+    Block *b = (Block *)BlockType.tp_alloc(&BlockType, 0);
+    if (b == NULL) { Py_DECREF(ptr); Py_DECREF(size); return NULL; }
+    b->ptr = ptr;
+    b->size = size;
+    b->nbytes = Py_NewRef(nbytes);
+    b->device_id = Py_NewRef(device_id);
+    b->stream = Py_NewRef(stream);
+    b->chunk = Py_NewRef(c);
+    b->pool = Py_NewRef(pool);
+    if (PyList_SetSlice(deferred, n - 1, n, NULL) < 0) {  /* drop the queued free */
+        Py_SETREF(b->chunk, Py_NewRef(Py_None));  /* not ours after all: free nothing */
+        Py_DECREF(b);
+        PyErr_Clear();
+        return NULL;
+    }
+    return (PyObject *)b;
+}
+
+int gp_block_init(PyObject *m) {
+    str_deferred = PyUnicode_InternFromString("_deferred");
+    str_release = PyUnicode_InternFromString("_release");
+    str_arena = PyUnicode_InternFromString("arena");
+    str_stream = PyUnicode_InternFromString("stream");
+    str_ptr_b = PyUnicode_InternFromString("ptr");
+    str_size = PyUnicode_InternFromString("size");
+    if (!str_arena || !str_stream || !str_ptr_b || !str_size) return -1;
+    zero_int = PyLong_FromLong(0);
+    if (str_release == NULL || str_deferred == NULL || zero_int == NULL || PyType_Ready(&BlockType) < 0) return -1;
+    Py_INCREF(&BlockType);
+    return PyModule_AddObject(m, "Block", (PyObject *)&BlockType);
+}
