@@ -113,6 +113,11 @@ done
 
 ini=()
 [[ -f "$SUITE/pytest.ini" ]] && ini=(-c "$SUITE/pytest.ini")
+# RUN_SUITE_SKIPS=1 (default): also run the tests the suite marks skip("flaky") (gp_unskip.py)
+if [[ "${RUN_SUITE_SKIPS:-1}" == "1" ]]; then
+    export PYTHONPATH="$REPO_ROOT/conformance:$PYTHONPATH"
+    ini+=(-p gp_unskip)
+fi
 
 cmd=("$PY" -m pytest "${tests[@]}" "${ini[@]}" --rootdir "$SUITE" -p no:cacheprovider -v --tb=short
      --json-report --json-report-file="$REPORT_PATH"
