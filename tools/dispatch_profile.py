@@ -122,8 +122,8 @@ for name, fn in rows2.items():
 
 # ---- the driver alone: n launches in a C loop, per stream kind and parameter passing
 if _launcher._claunch is not None:
-    c = k.launch if not isinstance(k.launch, type(per_op)) else None
-    if c is not None and hasattr(c, "repeat"):
+    c = k.launch
+    if isinstance(c, _launcher._claunch.Launch):
         nb = cp.cuda.Stream(non_blocking=True)
         blk = cp.cuda.Stream()
         for sname, sp in (("legacy 0", 0), ("per-thread 2", 2), ("current", s), ("blocking new", blk.ptr),

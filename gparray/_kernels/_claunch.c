@@ -264,6 +264,24 @@ static PyObject *call_hook(PyObject *hook, int status) {
     return r;
 }
 
+/* pack a tuple or list of values into buf (padding zeroed): 0, or -1 with an exception set */
+static int pack_values(const Launch *self, PyObject *vals, char *buf) {
+    if (!PyTuple_Check(vals) && !PyList_Check(vals)) {
+        PyErr_SetString(PyExc_TypeError, "Launch: values must be a tuple or list");
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(vals);
+    if (n != self->nvals) {
+        PyErr_Format(PyExc_TypeError, "Launch: expected %zd values, got %zd", self->nvals, n);
+        return -1;
+    }
+    memset(buf, 0, (size_t)self->size);
+    PyObject **items = PySequence_Fast_ITEMS(vals);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (gp_pack_one(self, i, items[i], buf) < 0) return -1;
+    return 0;
+}
+
 int gp_launch_packed(const Launch *self, unsigned grid, unsigned block, unsigned smem, void *stream, char *buf) {
     if (cu_launch == NULL && load_driver() < 0) return -1;
     int st = do_launch(self, grid, block, smem, stream, buf);
@@ -299,21 +317,8 @@ static PyObject *Launch_vectorcall(PyObject *callable, PyObject *const *args, si
         PyErr_SetString(PyExc_OverflowError, "Launch: grid, block or shared_mem out of range");
         return NULL;
     }
-    PyObject *vals = args[2];
-    if (!PyTuple_Check(vals) && !PyList_Check(vals)) {
-        PyErr_SetString(PyExc_TypeError, "Launch: values must be a tuple or list");
-        return NULL;
-    }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(vals);
-    if (n != self->nvals) {
-        PyErr_Format(PyExc_TypeError, "Launch: expected %zd values, got %zd", self->nvals, n);
-        return NULL;
-    }
     _Alignas(16) char buf[GP_BUFSIZE];
-    memset(buf, 0, (size_t)self->size);
-    PyObject **items = PySequence_Fast_ITEMS(vals);
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (gp_pack_one(self, i, items[i], buf) < 0) return NULL;
+    if (pack_values(self, args[2], buf) < 0) return NULL;
     if (gp_launch_packed(self, (unsigned)grid, (unsigned)block, (unsigned)smem, (void *)(uintptr_t)stream, buf) < 0)
         return NULL;
     Py_RETURN_NONE;
@@ -322,20 +327,8 @@ static PyObject *Launch_vectorcall(PyObject *callable, PyObject *const *args, si
 /* self.pack(values) -> bytes: the parameter buffer a call with these values would pass */
 static PyObject *Launch_pack(PyObject *op, PyObject *vals) {
     Launch *self = (Launch *)op;
-    if (!PyTuple_Check(vals) && !PyList_Check(vals)) {
-        PyErr_SetString(PyExc_TypeError, "Launch.pack: values must be a tuple or list");
-        return NULL;
-    }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(vals);
-    if (n != self->nvals) {
-        PyErr_Format(PyExc_TypeError, "Launch: expected %zd values, got %zd", self->nvals, n);
-        return NULL;
-    }
     _Alignas(16) char buf[GP_BUFSIZE];
-    memset(buf, 0, (size_t)self->size);
-    PyObject **items = PySequence_Fast_ITEMS(vals);
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (gp_pack_one(self, i, items[i], buf) < 0) return NULL;
+    if (pack_values(self, vals, buf) < 0) return NULL;
     return PyBytes_FromStringAndSize(buf, self->size);
 }
 
@@ -350,12 +343,9 @@ static PyObject *Launch_repeat(PyObject *op, PyObject *args) {
     PyObject *vals;
     int params;
     if (!PyArg_ParseTuple(args, "nIIOIKp", &n, &grid, &block, &vals, &smem, &stream, &params)) return NULL;
-    PyObject *packed = Launch_pack(op, vals);
-    if (packed == NULL) return NULL;
-    if (cu_launch == NULL && load_driver() < 0) { Py_DECREF(packed); return NULL; }
     _Alignas(16) char buf[GP_BUFSIZE];
-    memcpy(buf, PyBytes_AS_STRING(packed), (size_t)self->size);
-    Py_DECREF(packed);
+    if (pack_values(self, vals, buf) < 0) return NULL;
+    if (cu_launch == NULL && load_driver() < 0) return NULL;
     void *pp[GP_MAXPARAMS];
     for (Py_ssize_t i = 0; i < self->nparams; i++) pp[i] = buf + self->poff[i];
     size_t size = (size_t)self->size;
