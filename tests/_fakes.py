@@ -34,6 +34,17 @@ class FakeArray:
         return FakeArray(self._shape[1:], self._dtype, self._strides[1:], self._ptr + i * self._strides[0])
 
 
+def isolate_engines(monkeypatch):
+    """Give the engines empty memos for one test (restored afterwards): a CPU-tier double
+    must never meet a real bound Kernel, workspace Block or launch description that an
+    earlier GPU test left in a memo, nor leave its fakes there for a later test."""
+    from gparray._engine import _reduce, _scan
+
+    monkeypatch.setattr(_reduce, "_launches", {})
+    monkeypatch.setattr(_scan, "_launches", {})
+    monkeypatch.setattr(_scan, "_workspaces", {})
+
+
 class BindRun:
     """Stand-ins for ``_launch.bind`` / ``_launch.run``: ``run`` checks that the call passes
     Python numbers at the bound kernel's variable positions and each constant run's tail in

@@ -557,7 +557,7 @@ def test_every_instance_compiles(family, start):
 import re  # noqa: E402
 
 import gparray._memory as _memory  # noqa: E402
-from _fakes import BindRun, FakeArray  # noqa: E402
+from _fakes import BindRun, FakeArray, isolate_engines  # noqa: E402
 
 
 def _split_args(text):
@@ -637,19 +637,18 @@ def launches(monkeypatch):
         runs.append(expr)
 
     runs = []
+    isolate_engines(monkeypatch)
     monkeypatch.setattr(_search, "launch", fake_launch)
     br = BindRun(fake_launch)
     monkeypatch.setattr(_scan, "bind", br.bind)
     monkeypatch.setattr(_scan, "run", br.run)
     monkeypatch.setattr(_reduce, "bind", fake_bind)
     monkeypatch.setattr(_reduce, "run", fake_run)
-    monkeypatch.setattr(_reduce, "_launches", {})
     monkeypatch.setattr(_memory, "alloc", lambda nbytes, dev, stream=None: _Block())
     monkeypatch.setattr(_reduce, "sm_count", lambda dev: SMS)
     monkeypatch.setattr(_scan, "sm_count", lambda dev: SMS)
     monkeypatch.setattr(_scan, "_memset0", lambda ptr, n, dev: None)
     monkeypatch.setattr(_scan, "_stream_ptr", lambda dev: 0)
-    monkeypatch.setattr(_scan, "_workspaces", {})     # never leak fake Blocks into later tests
     return got
 
 
@@ -924,3 +923,27 @@ def test_host_variance_of_data_with_a_large_mean(reducers, parts):
     assert abs(reducers("var", f, parts) / ref - 1) < 1e-6
     assert np.isnan(reducers("var", a[:3], parts, 3.0)) and np.isnan(reducers("std", a[:3], parts, 5.0))
     np.testing.assert_allclose(reducers("var", a[:10], parts, 1.5), np.var(a[:10]) * 10 / 8.5, rtol=1e-8)
+
+
+# ---------------------------------------------------------------------------- regression: workspace allocator
+class _PtrBlock:
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+
+def test_split_workspace_comes_from_the_allocator_of_the_moment(monkeypatch):
+    """Regression (issue 11, the illegal address in the GPU tier): reduce() bound the pool's
+    ``alloc`` into a module global at its first split reduction. When that first one ran
+    under this file's test doubles (``_memory.alloc`` patched to a fake Block at 1 << 30),
+    every later split reduction of the process wrote its partial states to 0x40000000+."""
+    isolate_engines(monkeypatch)
+    seen = []
+    monkeypatch.setattr(_reduce, "bind", lambda family, expr, dev, args, var: ((expr, len(var)), (b"t",)))
+    monkeypatch.setattr(_reduce, "run", lambda k, dev, grid, args, *rest, **kw: seen.append(args[1]))
+    monkeypatch.setattr(_reduce, "sm_count", lambda dev: SMS)
+    x, out = _Fake((100000, 8), "float32"), _Fake((8,), "float32")
+    assert _reduce.plan((100000, 8), (8, 1), (0,), 4, sms=SMS).splits > 1   # needs a workspace
+    for ptr in (1 << 30, 1 << 31, 1 << 32):
+        monkeypatch.setattr(_memory, "alloc", lambda nbytes, dev, stream=None, p=ptr: _PtrBlock(p))
+        _reduce.reduce("sum", x, (0,), out)
+        assert seen[-2] == ptr, "the workspace must come from the allocator in place at the call"

@@ -16,7 +16,7 @@ import pytest
 
 import gparray._memory as _memory
 from gparray._engine import _scan, _shapes
-from _fakes import BindRun, FakeArray
+from _fakes import BindRun, FakeArray, isolate_engines
 from gparray._kernels import _compile
 
 SMS = 132
@@ -170,9 +170,8 @@ def host(monkeypatch):
     monkeypatch.setattr(_scan, "sm_count", lambda dev: SMS)
     monkeypatch.setattr(_scan, "_memset0", h.memset)
     monkeypatch.setattr(_scan, "_stream_ptr", lambda dev: h.stream)
-    monkeypatch.setattr(_scan, "_workspaces", {})     # never leak fake Blocks into later tests
+    isolate_engines(monkeypatch)
     monkeypatch.setattr(_scan, "_epochs", itertools.count(1))
-    monkeypatch.setattr(_scan, "_launches", {})
     return h
 
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import _backend
 from .. import _dtypes as _dt
+from .. import _memory
 from . import _shapes
 from ._launch import BLOCK, bind, ctype, index_type, nd_template, run, strided_params
 
@@ -276,9 +277,6 @@ def _prepare(op: str, x, axes: tuple, out_dtype, aligned: bool, param: float) ->
     return _Launch(p, k, ktail, fk, ftail, ws_bytes)
 
 
-_alloc = None
-
-
 def reduce(op: str, x, axes: tuple, out, param: float = 0.0) -> None:
     """out (C-contiguous, the kept axes in order) = ``op`` reduced over ``axes`` of ``x``.
 
@@ -286,7 +284,6 @@ def reduce(op: str, x, axes: tuple, out, param: float = 0.0) -> None:
     callers raise for max/min/argmax/argmin of nothing before coming here. The launch
     description is memoized per (op, dtypes, layout, axes, alignment, param, device).
     """
-    global _alloc
     if out.size == 0:
         return
     xp = x._buf.ptr + x._offset
@@ -302,9 +299,9 @@ def reduce(op: str, x, axes: tuple, out, param: float = 0.0) -> None:
     ws = None
     wp = 0
     if lp.ws_bytes:
-        if _alloc is None:
-            from .._memory import alloc as _alloc
-        ws = _alloc(lp.ws_bytes, dev)
+        # looked up on every call: a module-level copy bound at first use once captured a
+        # test double's fake allocator for the rest of the process (illegal address)
+        ws = _memory.alloc(lp.ws_bytes, dev)
         wp = ws.ptr
     run(lp.kern, dev, lp.plan.grid, (op_, wp, xp) + lp.tail)
     if lp.fkern is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from .. import _backend
-from ._pool import ENV_LIMIT, CachingPool, parse_memory_limit
+from ._pool import ENV_LIMIT, CachingPool, no_caching_from_env, parse_memory_limit
 
 _CUDA_ERROR_MEMORY_ALLOCATION = 2   # cudaErrorMemoryAllocation
 
@@ -15,7 +15,8 @@ _CUDA_ERROR_MEMORY_ALLOCATION = 2   # cudaErrorMemoryAllocation
 class DevicePool(CachingPool):
     """The caching pool of one CUDA device, over ``cupy.cuda.runtime.malloc``/``free``.
 
-    The limit comes from ``GPARRAY_MEMORY_LIMIT`` (read here, when the pool is created).
+    The limit comes from ``GPARRAY_MEMORY_LIMIT`` and the debugging mode from
+    ``GPARRAY_NO_CACHING`` (both read here, when the pool is created).
     """
 
     def __init__(self, device_id: int):
@@ -29,7 +30,8 @@ class DevicePool(CachingPool):
         super().__init__(
             _raw_malloc(cp, device), _raw_free(cp, device), device_id=device_id,
             total_memory=total, limit=limit, record_event=_record_event(cp, device),
-            event_done=_event_done, synchronize=device.synchronize)
+            event_done=_event_done, synchronize=device.synchronize,
+            no_caching=no_caching_from_env())
 
 
 def _raw_malloc(cp, device):

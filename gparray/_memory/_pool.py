@@ -45,7 +45,8 @@ import threading
 
 __all__ = [
     "Block", "CachingPool", "OutOfMemoryError", "parse_memory_limit", "resolve_limit",
-    "ROUND", "SMALL_REQUEST", "SMALL_SEGMENT", "LARGE_ROUND", "ENV_LIMIT",
+    "ROUND", "SMALL_REQUEST", "SMALL_SEGMENT", "LARGE_ROUND", "ENV_LIMIT", "ENV_NO_CACHING",
+    "no_caching_from_env",
 ]
 
 ROUND = 512                    # every block size is a multiple of this
@@ -53,6 +54,7 @@ SMALL_REQUEST = 1 << 20        # requests up to this size are "small"
 SMALL_SEGMENT = 2 << 20        # small requests are carved from segments of this size
 LARGE_ROUND = 2 << 20          # large segments are rounded up to a multiple of this
 ENV_LIMIT = "GPARRAY_MEMORY_LIMIT"
+ENV_NO_CACHING = "GPARRAY_NO_CACHING"
 
 # Block states (ints: cheap to compare on the fast path).
 _FREE, _ALLOC, _PENDING, _DEAD = 0, 1, 2, 3
@@ -292,10 +294,16 @@ class CachingPool:
     synchronize : callable(), optional
         Waits for all work on the device; after it returns every recorded event counts as
         complete. Called before cached segments are returned to the device.
+    no_caching : bool
+        Debugging mode (``GPARRAY_NO_CACHING=1``): every block is its own raw allocation of
+        exactly the requested bytes, returned to the device as soon as it is freed (after
+        ``synchronize``, so no kernel still uses it), and no free is ever handed out again
+        by the compiled fast path. A memory checker (``compute-sanitizer``) then sees every
+        access outside an array, which a cache hides when it stays inside a segment.
     """
 
     def __init__(self, raw_malloc, raw_free, *, device_id=0, total_memory=None, limit=None,
-                 record_event=None, event_done=None, synchronize=None):
+                 record_event=None, event_done=None, synchronize=None, no_caching=False):
         self._raw_malloc = raw_malloc
         self._raw_free = raw_free
         self.device_id = device_id
@@ -308,7 +316,8 @@ class CachingPool:
         # collected compiled Block (applied at the next malloc or statistics read; the
         # compiled elementwise path hands the last one out again when it is the same request
         # on the same stream, which leaves every counter as it was)
-        self._deferred = []
+        self._deferred = _NoReuseList() if no_caching else []
+        self.no_caching = bool(no_caching)
         self._arenas = {}            # (stream, small) -> _Arena
         self._segments = {}          # ptr -> _Segment, every live raw allocation
         self._idle = {True: [], False: []}   # whole free segments usable by any stream
@@ -350,6 +359,9 @@ class CachingPool:
             if lst:
                 c = lst.pop()
                 c.state = 1
+            elif self.no_caching:
+                c = self._malloc_uncached(nbytes, stream)
+                size = c.size
             else:
                 c = self._malloc_slow(size, nbytes, stream)
             a = self._allocated + size
@@ -389,6 +401,9 @@ class CachingPool:
         self._allocated -= size
         self._requested -= nbytes
         self._nblocks -= 1
+        if self.no_caching:
+            self._free_uncached(c)
+            return
         c.state = 0
         ar = c.arena
         lst = ar.bins.get(size)
@@ -433,6 +448,43 @@ class CachingPool:
         self._split(c, size)
         c.state = _ALLOC
         return c
+
+    def _malloc_uncached(self, nbytes, stream):
+        """no_caching: one raw allocation of exactly ``nbytes`` (a segment of one chunk)."""
+        small = nbytes <= SMALL_REQUEST
+        ar = self._arenas.get((stream, small))
+        if ar is None:
+            ar = self._arenas[(stream, small)] = _Arena(stream, small)
+        for attempt in (0, 1):
+            if self._limit is None or self._reserved + nbytes <= self._limit:
+                try:
+                    ptr = self._raw_malloc(nbytes)
+                    break
+                except MemoryError:
+                    pass
+            if attempt == 0:   # unreachable arrays give their blocks back, then once more
+                self._n_retries += 1
+                gc.collect()
+                self._drain_deferred()
+        else:
+            self._n_ooms += 1
+            raise self._oom_error(nbytes, nbytes, stream)
+        c = self._new_segment(ar, ptr, nbytes)
+        c.state = _ALLOC
+        return c
+
+    def _free_uncached(self, c):
+        """no_caching: give chunk ``c``'s own allocation back to the device at once. The
+        device is synchronized first: a kernel queued before the free may still use it."""
+        c.state = _DEAD
+        seg = c.seg
+        self._segments.pop(seg.ptr, None)
+        self._reserved -= seg.size
+        self._n_free += 1
+        seg.arena = None
+        if self._synchronize is not None:
+            self._synchronize()
+        self._raw_free(seg.ptr)
 
     def _find_cached(self, ar, size):
         """A free chunk of ``ar`` (taken off its bin) of at least ``size``, or None."""
@@ -895,6 +947,17 @@ class CachingPool:
     def __repr__(self):
         return (f"<gparray CachingPool cuda:{self.device_id} allocated={self._allocated} "
                 f"reserved={self._reserved} segments={len(self._segments)}>")
+
+
+class _NoReuseList(list):
+    """The deferred-free queue of a no-caching pool: not an exact list, so the compiled
+    Block frees through ``_release`` at once and the compiled fast path never takes a
+    freed chunk back (both look for an exact list)."""
+
+
+def no_caching_from_env() -> bool:
+    """True when ``GPARRAY_NO_CACHING`` is set to anything but "", "0", "false", "no", "off"."""
+    return os.environ.get(ENV_NO_CACHING, "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def _no_event(stream):
