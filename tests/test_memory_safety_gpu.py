@@ -29,11 +29,12 @@ def test_split_reduction_after_a_test_double_allocator(monkeypatch):
     monkeypatch.setattr(_reduce, "_alloc", None, raising=False)   # 199b72e's memo, reset
     a = np.random.default_rng(0).standard_normal((37, 129)).astype(np.float32)
     x = xp.asarray(a)
+    out = xp.empty((129,), dtype=xp.float32)
     with monkeypatch.context() as m:
         m.setattr(_memory, "alloc", lambda nbytes, dev, stream=None: _FakeBlock())
         m.setattr(_reduce, "run", lambda *args, **kwargs: None)
         m.setattr(_reduce, "_launches", {})
-        _reduce.reduce("mean", x, (0,), xp.empty((129,), dtype=xp.float32))
+        _reduce.reduce("mean", x, (0,), out)
     # ... then real split reductions (outer strategy with a workspace, and inner splits)
     np.testing.assert_allclose(np.asarray(xp.mean(x, axis=0)), a.astype(np.float64).mean(axis=0), rtol=1e-5)
     b = np.random.default_rng(1).standard_normal((4, 300000)).astype(np.float32)
