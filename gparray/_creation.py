@@ -15,6 +15,7 @@ from ._device import Device, normalize_device
 from ._engine import _elementwise as _ew
 from ._engine import _shapes
 from ._engine._launch import ctype, launch
+from ._kernels import _faults
 from ._memory import alloc
 
 _H2D, _D2H = 1, 2
@@ -73,6 +74,24 @@ class _on_device:
             self.ctx.__exit__(*exc)
 
 
+class _faults_checked:
+    """Context manager: a CUDA error that reports a lost context (an earlier kernel faulted)
+    leaves as KernelFaultError saying so; other errors pass unchanged."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, et, exc, tb):
+        if exc is not None:
+            _faults.check(exc, self.what)
+        return False
+
+
 def _from_host(a: np.ndarray, dev: Device, dtype=None) -> Array:
     """Upload NumPy array ``a`` (made C-contiguous) to ``dev``."""
     if dtype is None:
@@ -81,7 +100,7 @@ def _from_host(a: np.ndarray, dev: Device, dtype=None) -> Array:
     out = _empty(a.shape, dtype, dev)
     if a.nbytes:
         cp = _backend.cupy()
-        with _on_device(dev):
+        with _on_device(dev), _faults_checked("asarray"):
             cp.cuda.runtime.memcpyAsync(out._ptr, a.ctypes.data, a.nbytes, _H2D, _stream().ptr)
     return out
 
@@ -93,7 +112,7 @@ def _to_host(x: Array) -> np.ndarray:
         return out
     src = x if x._is_c_contig() else _copy(x)
     cp = _backend.cupy()
-    with _on_device(x._device):
+    with _on_device(x._device), _faults_checked("to host"):
         s = _stream()
         cp.cuda.runtime.memcpyAsync(out.ctypes.data, src._ptr, out.nbytes, _D2H, s.ptr)
         s.synchronize()
@@ -117,7 +136,7 @@ def _copy_to_device(x: Array, dev: Device, stream=None) -> Array:
     out = _empty(x._shape, x._dtype, dev)
     if out.nbytes:
         cp = _backend.cupy()
-        with _on_device(x._device):
+        with _on_device(x._device), _faults_checked("to_device"):
             s = _stream()
             cp.cuda.runtime.memcpyPeerAsync(out._ptr, dev._id, src._ptr, x._device._id, out.nbytes, s.ptr)
             s.synchronize()

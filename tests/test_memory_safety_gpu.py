@@ -40,3 +40,95 @@ def test_split_reduction_after_a_test_double_allocator(monkeypatch):
     b = np.random.default_rng(1).standard_normal((4, 300000)).astype(np.float32)
     np.testing.assert_allclose(np.asarray(xp.sum(xp.asarray(b), axis=1)), b.astype(np.float64).sum(axis=1),
                                rtol=1e-4)
+
+
+# ---------------------------------------------------------------------------- fault reports
+_FAULT = r"""
+import sys
+import numpy as np
+import gparray as xp
+from gparray._array import Array
+
+class Bogus:                 # a buffer at an address no allocation covers
+    ptr = 1 << 12
+
+dev = xp.asarray([1.0]).device
+x = Array._new(Bogus(), 0, (1 << 22,), (4,), np.dtype("float32"), dev)
+try:
+    r = xp.sum(x)            # the kernel reads unmapped memory
+    np.asarray(r)
+except Exception as exc:
+    print("RAISED", type(exc).__module__, type(exc).__name__, exc)
+    sys.exit(0)
+print("NOTHING RAISED")
+"""
+
+
+def _run_fault(**env):
+    import os
+    import subprocess
+    import sys
+
+    e = dict(os.environ, **env)
+    r = subprocess.run([sys.executable, "-c", _FAULT], capture_output=True, text=True, env=e, timeout=240)
+    return r.stdout + r.stderr
+
+
+def test_after_a_fault_the_first_error_says_an_earlier_kernel_faulted():
+    out = _run_fault(GPARRAY_LAUNCH_BLOCKING="0")
+    assert "RAISED" in out and "KernelFaultError" in out, out
+    assert "from an earlier gparray kernel launch" in out and "GPARRAY_LAUNCH_BLOCKING=1" in out, out
+
+
+def test_launch_blocking_names_the_kernel_and_the_function():
+    out = _run_fault(GPARRAY_LAUNCH_BLOCKING="1")
+    assert "RAISED" in out and "KernelFaultError" in out, out
+    assert "gparray.sum: kernel reduce: gp_reduce_inner<" in out and "(grid " in out, out
+    assert "illegal memory access" in out, out
+
+
+# ---------------------------------------------------------------------------- the device full
+_FILL = r"""
+import gc
+import numpy as np
+import gparray as xp
+import gparray.cuda as gc_
+from gparray import _memory
+
+blocks = []
+err = None
+try:
+    while True:
+        blocks.append(_memory.alloc(1 << 30, 0))
+except gc_.OutOfMemoryError as exc:
+    err = exc
+assert err is not None and len(blocks) > 0
+msg = str(err)
+assert msg.startswith("gparray: out of memory") and str(1 << 30) in msg and "reserved" in msg, msg
+assert err.requested == 1 << 30 and err.stats["num_ooms"] >= 1, err.stats
+# the process keeps working while the device is full of our blocks ...
+blocks.pop().free()
+a = xp.arange(1000, dtype=xp.float32)
+assert float(np.asarray(xp.sum(a))) == 499500.0
+del a
+# ... and gives everything back
+blocks.clear()
+gc.collect()
+from gparray._engine import _scan
+_scan.release_workspaces()
+gc_.empty_cache()
+s = gc_.memory_stats()
+assert s["reserved_bytes.current"] == 0 and s["allocated_bytes.current"] == 0, s
+print("FILL OK", len(blocks), s["num_ooms"])
+"""
+
+
+@pytest.mark.gpu_exclusive
+def test_out_of_memory_when_the_device_is_full():
+    import os
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", _FILL], capture_output=True, text=True, timeout=240,
+                       env=dict(os.environ, GPARRAY_MEMORY_LIMIT="0"))
+    assert r.returncode == 0 and "FILL OK" in r.stdout, r.stdout + r.stderr

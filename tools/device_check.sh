@@ -3,9 +3,14 @@
 #
 #   bash tools/device_check.sh            (carry .vendor, and .kcache if you have one)
 #
-# Steps (select with STEPS="report tests conformance bench", the default):
+# Steps (select with STEPS="report tests conformance bench", the default; "sanitize" on request):
 #   report       GPU and package versions, then `python3 -m gparray` (report + self-check)
-#   tests        python3 -m pytest -q -n 8 -p no:cacheprovider tests   (both tiers)
+#   tests        python3 -m pytest -q -n $JOBS -p randomly --randomly-seed=S --timeout 300 tests,
+#                once per seed in $SEEDS (both tiers; random orders; a hang fails with a dump)
+#   sanitize     the GPU tier (less the tests that fault on purpose, fill the device or stress)
+#                under `compute-sanitizer --tool memcheck` with GPARRAY_NO_CACHING=1, every
+#                xdist worker followed; then `--tool racecheck` on reductions and scans.
+#                Passes only with 0 errors reported (logs: sanitize-*.log).
 #   conformance  conformance/run.sh on $CONFORMANCE_FILES (array-api-tests from .vendor)
 #   bench        python3 bench/bench.py --json $OUT/bench.json $BENCH_ARGS
 # Each step logs to $OUT/<step>.log (plus tests.xml, conformance.json, bench.json); a failed
@@ -19,11 +24,14 @@
 #   CONFORMANCE_FILES   suite files (default: creation, data types, dlpack, inspection,
 #                       constants, array object, has_names)
 #   MAX_EXAMPLES        Hypothesis examples per conformance test (run.sh default: 100)
-#   JOBS                pytest-xdist workers for tests and conformance (default 8; 0 = off)
+#   JOBS                pytest-xdist workers for tests and conformance (default 12; 0 = off)
+#   SEEDS               pytest-randomly seeds of the tests step (default: two random ones)
+#   SANITIZE_ARGS       extra pytest arguments of the memcheck pass (e.g. -k reduction)
 #   TESTS_ARGS / CONFORMANCE_ARGS / BENCH_ARGS    extra arguments for each step
 #   BUDGET_S            wall seconds for all steps together (default 560: the device call
 #                       allows 600); each step also has its own cap:
 #   REPORT_TIMEOUT (90) TESTS_TIMEOUT (300) CONFORMANCE_TIMEOUT (300) BENCH_TIMEOUT (300)
+#   SANITIZE_TIMEOUT (420)
 #   GPARRAY_PY_LAUNCH=1 skip building the C extension and launch from Python
 #   SAVE_KCACHE=1       also pack the kernel cache into $OUT/kcache.tar.gz (to carry next time)
 set -o pipefail
@@ -35,7 +43,8 @@ OUT=${OUT:-$ROOT/device-out}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 STEPS=${STEPS:-report tests conformance bench}
-JOBS=${JOBS:-8}
+JOBS=${JOBS:-12}
+SEEDS=${SEEDS:-"$RANDOM $RANDOM"}
 BUDGET_S=${BUDGET_S:-560}
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 
@@ -54,7 +63,13 @@ XDIST_ARGS=""
 if (( JOBS > 0 )) && python3 -c 'import xdist' 2>/dev/null; then
     XDIST_ARGS="-n $JOBS"
 fi
-export ROOT OUT XDIST_ARGS CONFORMANCE_FILES
+export ROOT OUT XDIST_ARGS CONFORMANCE_FILES SEEDS
+
+# pytest-randomly and pytest-timeout: installed, or carried as wheels in .vendor/
+if ! python3 -c 'import pytest_randomly, pytest_timeout' 2>/dev/null && ls "$ROOT"/.vendor/pytest_*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --target /tmp/gp-test-site "$ROOT"/.vendor/pytest_randomly-*.whl \
+        "$ROOT"/.vendor/pytest_timeout-*.whl >/dev/null 2>&1 && export PYTHONPATH="/tmp/gp-test-site:$PYTHONPATH"
+fi
 
 # the optional C extension (compiled launches and elementwise fast paths), built in place
 if [[ "${GPARRAY_PY_LAUNCH:-0}" == "0" ]]; then
@@ -104,8 +119,38 @@ PY
 }
 
 step_tests() {
+    local rc=0 seed
+    for seed in $SEEDS; do
+        echo "--- pytest, random order, seed $seed"
+        # shellcheck disable=SC2086
+        python3 -m pytest -q $XDIST_ARGS -p no:cacheprovider -p randomly --randomly-seed="$seed" \
+            --timeout 300 -rfE --junitxml="$OUT/tests-$seed.xml" tests ${TESTS_ARGS:-} || rc=1
+    done
+    return $rc
+}
+
+step_sanitize() {
+    local rc=0 errs
+    rm -f /tmp/gp-memcheck.*.log
+    echo "--- memcheck, GPARRAY_NO_CACHING=1, GPU tier"
     # shellcheck disable=SC2086
-    python3 -m pytest -q $XDIST_ARGS -p no:cacheprovider --junitxml="$OUT/tests.xml" tests ${TESTS_ARGS:-}
+    GPARRAY_NO_CACHING=1 compute-sanitizer --tool memcheck --report-api-errors no --target-processes all \
+        --print-limit 50 --log-file /tmp/gp-memcheck.%p.log \
+        python3 -m pytest -q $XDIST_ARGS -p no:cacheprovider -p no:randomly -m gpu \
+        -k "not fault and not launch_blocking and not device_is_full and not stress" tests ${SANITIZE_ARGS:-} || rc=1
+    cat /tmp/gp-memcheck.*.log > "$OUT/sanitize-memcheck.log" 2>/dev/null
+    errs=$(grep -h "ERROR SUMMARY" /tmp/gp-memcheck.*.log | awk '{s += $4} END {print s + 0}')
+    echo "memcheck: $(ls /tmp/gp-memcheck.*.log 2>/dev/null | wc -l) processes, $errs errors"
+    (( errs == 0 )) || { rc=1; grep -h -m3 -A6 "Invalid\|Program hit" /tmp/gp-memcheck.*.log | head -40; }
+    echo "--- racecheck, reductions and scans"
+    compute-sanitizer --tool racecheck --print-limit 50 --log-file "$OUT/sanitize-racecheck.log" \
+        python3 -m pytest -q -p no:cacheprovider -p no:randomly tests/test_reductions_gpu.py \
+        -k "non_contiguous or cumulative_sum_prod or var_std or argmax_argmin or nonzero" || rc=1
+    errs=$(grep -h "ERROR SUMMARY" "$OUT/sanitize-racecheck.log" | awk '{s += $4} END {print s + 0}')
+    grep -h "RACECHECK SUMMARY\|ERROR SUMMARY" "$OUT/sanitize-racecheck.log"
+    echo "racecheck: $errs errors"
+    (( errs == 0 )) || rc=1
+    return $rc
 }
 
 step_conformance() {
@@ -118,16 +163,17 @@ step_bench() {
     python3 "$ROOT/bench/bench.py" --json "$OUT/bench.json" ${BENCH_ARGS:-}
 }
 
-export -f step_report step_tests step_conformance step_bench
+export -f step_report step_tests step_sanitize step_conformance step_bench
 
-rm -f "$OUT"/{report,tests,conformance,bench}.log "$OUT"/tests.xml "$OUT"/conformance.json "$OUT"/bench.json
+rm -f "$OUT"/{report,tests,sanitize,conformance,bench}.log "$OUT"/tests*.xml "$OUT"/conformance.json "$OUT"/bench.json
 for step in $STEPS; do
     case $step in
         report)      run_step report "${REPORT_TIMEOUT:-90}" step_report ;;
         tests)       run_step tests "${TESTS_TIMEOUT:-300}" step_tests ;;
+        sanitize)    run_step sanitize "${SANITIZE_TIMEOUT:-420}" step_sanitize ;;
         conformance) run_step conformance "${CONFORMANCE_TIMEOUT:-300}" step_conformance ;;
         bench)       run_step bench "${BENCH_TIMEOUT:-300}" step_bench ;;
-        *)           echo "device_check: unknown step '$step' (report tests conformance bench)"; RC[$step]=2 ;;
+        *)           echo "device_check: unknown step '$step' (report tests sanitize conformance bench)"; RC[$step]=2 ;;
     esac
 done
 
@@ -152,7 +198,11 @@ if [[ -f "$OUT/tests.log" ]]; then
     grep -E '^(FAILED|ERROR) ' "$OUT/tests.log" | head -n 15
     n=$(grep -cE '^(FAILED|ERROR) ' "$OUT/tests.log")
     (( n > 15 )) && echo "... $((n - 15)) more FAILED/ERROR lines in tests.log"
-    grep -E '[0-9]+ (passed|failed|errors?|skipped)|no tests ran' "$OUT/tests.log" | tail -n 1
+    grep -E '[0-9]+ (passed|failed|errors?|skipped)|no tests ran' "$OUT/tests.log"
+fi
+if [[ -f "$OUT/sanitize.log" ]]; then
+    echo "--- sanitize"
+    grep -E '^(memcheck|racecheck):|[0-9]+ (passed|failed)' "$OUT/sanitize.log"
 fi
 if [[ " $STEPS " == *" conformance "* ]]; then
     echo "--- conformance ($CONFORMANCE_FILES)"

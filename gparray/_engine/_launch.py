@@ -80,7 +80,7 @@ def kernel(family: str, expr: str, device_id: int, args) -> Kernel:
     key = (device_id, family, expr)
     k = _kernels.get(key)
     if k is None:
-        k = _kernels[key] = Kernel(get_kernel(family, expr, device_id), args)
+        k = _kernels[key] = Kernel(get_kernel(family, expr, device_id), args, f"{family}: {expr}")
     return k
 
 

@@ -32,7 +32,11 @@
 typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, void *, void **, void **);
 
+typedef int (*cu_ctx_get_t)(void **);
+
 static cu_launch_t cu_launch = NULL;
+static cu_ctx_get_t cu_ctx_get = NULL;  /* cuCtxGetCurrent (optional) */
+static _Thread_local int ctx_checked = 0;  /* this host thread has a current context */
 static int use_extra = 1;          /* 0 once the driver rejected a packed buffer */
 static PyObject *on_error = NULL;  /* _launcher._driver_error */
 static PyObject *on_context = NULL;  /* _launcher._bind_context */
@@ -49,6 +53,7 @@ static int load_driver(void) {
         PyErr_SetString(PyExc_RuntimeError, "gparray launch: libcuda.so.1 has no cuLaunchKernel");
         return -1;
     }
+    cu_ctx_get = (cu_ctx_get_t)dlsym(h, "cuCtxGetCurrent");
     return 0;
 }
 
@@ -284,6 +289,15 @@ static int pack_values(const Launch *self, PyObject *vals, char *buf) {
 
 int gp_launch_packed(const Launch *self, unsigned grid, unsigned block, unsigned smem, void *stream, char *buf) {
     if (cu_launch == NULL && load_driver() < 0) return -1;
+    if (!ctx_checked) {  /* a new host thread: bind its context first (no failed launch) */
+        void *ctx = NULL;
+        if (cu_ctx_get != NULL && cu_ctx_get(&ctx) == 0 && ctx == NULL) {
+            PyObject *r = call_hook(on_context, 201);
+            if (r == NULL) return -1;
+            Py_DECREF(r);
+        }
+        ctx_checked = 1;
+    }
     int st = do_launch(self, grid, block, smem, stream, buf);
     if (st == 201) {  /* CUDA_ERROR_INVALID_CONTEXT: a new host thread; bind it, then retry */
         PyObject *r = call_hook(on_context, st);

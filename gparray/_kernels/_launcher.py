@@ -27,6 +27,8 @@ import threading
 
 import numpy as np
 
+from . import _faults
+
 _CODES = {
     np.dtype("bool"): "?", np.dtype("int8"): "b", np.dtype("uint8"): "B",
     np.dtype("int16"): "h", np.dtype("uint16"): "H", np.dtype("int32"): "i",
@@ -41,10 +43,13 @@ _fast_ok = True
 
 
 def _driver_error(status: int):
-    """Raise CuPy's CUDADriverError for a failed cuLaunchKernel (called by _claunch)."""
+    """Raise CuPy's CUDADriverError for a failed cuLaunchKernel (called by _claunch), or a
+    KernelFaultError when the status says an earlier kernel faulted."""
     from cupy_backends.cuda.api import driver
 
-    raise driver.CUDADriverError(status)
+    exc = driver.CUDADriverError(status)
+    _faults.check(exc, f"{_faults.caller()}: kernel launch")
+    raise exc
 
 
 def _bind_context(status: int):
@@ -135,11 +140,12 @@ class Kernel:
     Once built (from one call's typed arguments), a plain-layout Kernel also takes Python
     ints and floats for its arguments: ``struct`` converts them with the layout's types."""
 
-    __slots__ = ("fn", "ptr", "st", "pack", "plain", "kinds", "size", "offs", "launch")
+    __slots__ = ("fn", "ptr", "st", "pack", "plain", "kinds", "size", "offs", "launch", "name")
 
-    def __init__(self, fn, args=None):
+    def __init__(self, fn, args=None, name: str = "?"):
         self.fn = fn
         self.ptr = fn.ptr
+        self.name = name  # "family: template instance", for error messages
         if args is not None:
             self._set(*layout(args))
 
@@ -157,6 +163,8 @@ class Kernel:
                 def launch(grid, block, args, shared_mem, stream_ptr, c=c, kinds=kinds):
                     c(grid, block, _values(args, kinds), shared_mem, stream_ptr)
                 self.launch = launch
+        if _faults.BLOCKING:  # GPARRAY_LAUNCH_BLOCKING=1: synchronize and check every launch
+            self.launch = _faults.checked_launch(self.launch, self.name)
 
     def bind(self, args, var):
         """(Kernel, tails): this kernel taking the arguments at indexes ``var`` as plain
@@ -188,7 +196,7 @@ class Kernel:
                 fmt.append(f"{start - pos}x")
             fmt.append(code)
             pos = end
-        k = Kernel(self.fn)
+        k = Kernel(self.fn, name=self.name)
         k._set(struct.Struct("".join(fmt)), (_PLAIN,) * (len(var) + len(tails)), self.size, self.offs)
         return k, tuple(tails)
 
@@ -212,11 +220,16 @@ class Kernel:
                 return
             except Exception as exc:  # a driver that rejects the packed buffer: kernelParams
                 if "INVALID_VALUE" not in str(exc):
+                    _faults.check(exc, f"{_faults.caller()}: kernel launch")
                     raise
                 _fast_ok = False
         base = ctypes.addressof(b[0])
         params = (ctypes.c_void_p * len(self.offs))(*(base + o for o in self.offs))
-        _launch_kernel(self.ptr, grid, 1, 1, block, 1, 1, shared_mem, stream_ptr, ctypes.addressof(params), 0)
+        try:
+            _launch_kernel(self.ptr, grid, 1, 1, block, 1, 1, shared_mem, stream_ptr, ctypes.addressof(params), 0)
+        except Exception as exc:
+            _faults.check(exc, f"{_faults.caller()}: kernel launch")
+            raise
 
 
 def _launch_kernel(*a):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from .. import _backend
+from .._kernels import _faults
 from ._pool import ENV_LIMIT, CachingPool, no_caching_from_env, parse_memory_limit
 
 _CUDA_ERROR_MEMORY_ALLOCATION = 2   # cudaErrorMemoryAllocation
@@ -30,7 +31,7 @@ class DevicePool(CachingPool):
         super().__init__(
             _raw_malloc(cp, device), _raw_free(cp, device), device_id=device_id,
             total_memory=total, limit=limit, record_event=_record_event(cp, device),
-            event_done=_event_done, synchronize=device.synchronize,
+            event_done=_event_done, synchronize=_synchronize(device),
             no_caching=no_caching_from_env())
 
 
@@ -45,6 +46,7 @@ def _raw_malloc(cp, device):
             except runtime.CUDARuntimeError as exc:
                 if getattr(exc, "status", None) == _CUDA_ERROR_MEMORY_ALLOCATION:
                     raise MemoryError(str(exc)) from exc
+                _faults.check(exc, "alloc")
                 raise
     return raw_malloc
 
@@ -55,8 +57,23 @@ def _raw_free(cp, device):
     def raw_free(ptr):
         """cudaFree on the pool's device."""
         with device:
-            runtime.free(ptr)
+            try:
+                runtime.free(ptr)
+            except runtime.CUDARuntimeError as exc:
+                _faults.check(exc, "free")
+                raise
     return raw_free
+
+
+def _synchronize(device):
+    def synchronize():
+        """Wait for all work on the pool's device (a lost context: KernelFaultError)."""
+        try:
+            device.synchronize()
+        except Exception as exc:
+            _faults.check(exc, "synchronize")
+            raise
+    return synchronize
 
 
 _ALWAYS_ALIVE = (0, 1, 2)  # the legacy default stream (0, cudaStreamLegacy) and cudaStreamPerThread

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .._backend import CUDAUnavailableError, device_count, has_cuda
 from .._device import Device, current_device
 from .._kernels import _compile as _kc
+from .._kernels._faults import KernelFaultError
 from ._memory_api import *  # noqa: F401,F403  (memory_stats, empty_cache, OutOfMemoryError, ...)
 from ._memory_api import __all__ as _memory_all
 
@@ -16,8 +17,14 @@ def synchronize(device=None) -> None:
 
     cp = _backend.cupy()
     dev = normalize_device(device, "synchronize")
+    from .._kernels import _faults
+
     with cp.cuda.Device(dev.id):
-        cp.cuda.Device(dev.id).synchronize()
+        try:
+            cp.cuda.Device(dev.id).synchronize()
+        except Exception as exc:
+            _faults.check(exc, "synchronize")
+            raise
 
 
 def clear_kernel_cache(memory: bool = True) -> int:
@@ -40,5 +47,5 @@ def kernel_cache_info() -> dict:
     return {"dir": str(_kc.cache_dir()), "files": files, "bytes": total}
 
 
-__all__ = ["CUDAUnavailableError", "Device", "clear_kernel_cache", "current_device", "device_count",
+__all__ = ["CUDAUnavailableError", "Device", "KernelFaultError", "clear_kernel_cache", "current_device", "device_count",
            "has_cuda", "kernel_cache_dir", "kernel_cache_info", "synchronize"] + list(_memory_all)
