@@ -7,9 +7,10 @@
 #   report       GPU and package versions, then `python3 -m gparray` (report + self-check)
 #   tests        python3 -m pytest -q -n $JOBS -p randomly --randomly-seed=S --timeout 300 tests,
 #                once per seed in $SEEDS (both tiers; random orders; a hang fails with a dump)
-#   sanitize     the GPU tier (less the tests that fault on purpose, fill the device or stress)
-#                under `compute-sanitizer --tool memcheck` with GPARRAY_NO_CACHING=1, every
-#                xdist worker followed; then `--tool racecheck` on reductions and scans.
+#   sanitize     $SANITIZE_FILES (every kernel family and planner strategy; less the tests
+#                that fault on purpose or fill the device) under `compute-sanitizer --tool
+#                memcheck` with GPARRAY_NO_CACHING=1 (one process; child processes followed); then
+#                `--tool racecheck` on reductions and scans.
 #                Passes only with 0 errors reported (logs: sanitize-*.log).
 #   conformance  conformance/run.sh on $CONFORMANCE_FILES (array-api-tests from .vendor)
 #   bench        python3 bench/bench.py --json $OUT/bench.json $BENCH_ARGS
@@ -26,6 +27,7 @@
 #   MAX_EXAMPLES        Hypothesis examples per conformance test (run.sh default: 100)
 #   JOBS                pytest-xdist workers for tests and conformance (default 12; 0 = off)
 #   SEEDS               pytest-randomly seeds of the tests step (default: two random ones)
+#   SANITIZE_FILES      test files of the memcheck pass (the whole GPU tier takes > 10 min)
 #   SANITIZE_ARGS       extra pytest arguments of the memcheck pass (e.g. -k reduction)
 #   TESTS_ARGS / CONFORMANCE_ARGS / BENCH_ARGS    extra arguments for each step
 #   BUDGET_S            wall seconds for all steps together (default 560: the device call
@@ -45,6 +47,9 @@ OUT=$(cd "$OUT" && pwd)
 STEPS=${STEPS:-report tests conformance bench}
 JOBS=${JOBS:-12}
 SEEDS=${SEEDS:-"$RANDOM $RANDOM"}
+# the memcheck pass: every kernel family and planner strategy (reductions, scans, searching,
+# contiguous/strided/tiled/rows elementwise, copies, creation), small enough for ~5 minutes
+SANITIZE_FILES=${SANITIZE_FILES:-"tests/test_reductions_gpu.py tests/test_elementwise_variants_gpu.py tests/test_foundation_gpu.py tests/test_memory_safety_gpu.py"}
 BUDGET_S=${BUDGET_S:-560}
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 
@@ -63,7 +68,7 @@ XDIST_ARGS=""
 if (( JOBS > 0 )) && python3 -c 'import xdist' 2>/dev/null; then
     XDIST_ARGS="-n $JOBS"
 fi
-export ROOT OUT XDIST_ARGS CONFORMANCE_FILES SEEDS
+export ROOT OUT XDIST_ARGS CONFORMANCE_FILES SEEDS SANITIZE_FILES
 
 # pytest-randomly and pytest-timeout: installed, or carried as wheels in .vendor/
 if ! python3 -c 'import pytest_randomly, pytest_timeout' 2>/dev/null && ls "$ROOT"/.vendor/pytest_*.whl >/dev/null 2>&1; then
@@ -132,20 +137,21 @@ step_tests() {
 step_sanitize() {
     local rc=0 errs
     rm -f /tmp/gp-memcheck.*.log
-    echo "--- memcheck, GPARRAY_NO_CACHING=1, GPU tier"
+    echo "--- memcheck, GPARRAY_NO_CACHING=1: $SANITIZE_FILES"
     # shellcheck disable=SC2086
-    GPARRAY_NO_CACHING=1 compute-sanitizer --tool memcheck --report-api-errors no --target-processes all \
-        --print-limit 50 --log-file /tmp/gp-memcheck.%p.log \
-        python3 -m pytest -q $XDIST_ARGS -p no:cacheprovider -p no:randomly -m gpu \
-        -k "not fault and not launch_blocking and not device_is_full and not stress" tests ${SANITIZE_ARGS:-} || rc=1
+    # one process: under the sanitizer, xdist workers did not get going in 4 minutes
+    GPARRAY_NO_CACHING=1 timeout -k 10 "${MEMCHECK_TIMEOUT:-300}" compute-sanitizer --tool memcheck \
+        --report-api-errors no --target-processes all --print-limit 50 --log-file /tmp/gp-memcheck.%p.log \
+        python3 -m pytest -q -p no:xdist -p no:cacheprovider -p no:randomly -m gpu \
+        -k "not fault and not launch_blocking and not device_is_full" $SANITIZE_FILES ${SANITIZE_ARGS:-} || rc=1
     cat /tmp/gp-memcheck.*.log > "$OUT/sanitize-memcheck.log" 2>/dev/null
     errs=$(grep -h "ERROR SUMMARY" /tmp/gp-memcheck.*.log | awk '{s += $4} END {print s + 0}')
-    echo "memcheck: $(ls /tmp/gp-memcheck.*.log 2>/dev/null | wc -l) processes, $errs errors"
+    echo "memcheck: $(grep -l "ERROR SUMMARY" /tmp/gp-memcheck.*.log 2>/dev/null | wc -l) processes, $errs errors"
     (( errs == 0 )) || { rc=1; grep -h -m3 -A6 "Invalid\|Program hit" /tmp/gp-memcheck.*.log | head -40; }
     echo "--- racecheck, reductions and scans"
-    compute-sanitizer --tool racecheck --print-limit 50 --log-file "$OUT/sanitize-racecheck.log" \
-        python3 -m pytest -q -p no:cacheprovider -p no:randomly tests/test_reductions_gpu.py \
-        -k "non_contiguous or cumulative_sum_prod or var_std or argmax_argmin or nonzero" || rc=1
+    timeout -k 10 "${RACECHECK_TIMEOUT:-150}" compute-sanitizer --tool racecheck --print-limit 50 \
+        --log-file "$OUT/sanitize-racecheck.log" python3 -m pytest -q -p no:cacheprovider -p no:randomly \
+        tests/test_reductions_gpu.py -k "non_contiguous or cumulative_sum_prod or argmax_argmin" || rc=1
     errs=$(grep -h "ERROR SUMMARY" "$OUT/sanitize-racecheck.log" | awk '{s += $4} END {print s + 0}')
     grep -h "RACECHECK SUMMARY\|ERROR SUMMARY" "$OUT/sanitize-racecheck.log"
     echo "racecheck: $errs errors"
