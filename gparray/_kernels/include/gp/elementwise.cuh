@@ -277,8 +277,10 @@ __global__ void __launch_bounds__(GP_BLOCK) gp_where_strided(TO* __restrict__ ou
 namespace gp {
 
 // V values of p[0], p[s], ..., p[(V - 1) s] as CT; s in {0, 1, 2}, p aligned for vectors.
+// `last`: the operand's highest element; stride 2 reads its second vector whole only when
+// that vector's odd last element (never used) is not past it, so no read leaves the array.
 template <class CT, class T, int V>
-__device__ __forceinline__ void load_run(CT (&x)[V], const T* p, long long s) {
+__device__ __forceinline__ void load_run(CT (&x)[V], const T* p, long long s, const T* last) {
     typedef vec_t<T, V> VT;
     if (s == 1) {
         const VT v = *reinterpret_cast<const VT*>(p);
@@ -290,17 +292,21 @@ __device__ __forceinline__ void load_run(CT (&x)[V], const T* p, long long s) {
         for (int j = 0; j < V; ++j) x[j] = v;
     } else {
         const VT v0 = reinterpret_cast<const VT*>(p)[0];
-        const VT v1 = reinterpret_cast<const VT*>(p)[1];
 #pragma unroll
         for (int j = 0; 2 * j < V; ++j) x[j] = cast<CT>(v0.v[2 * j]);
+        if (p + (2 * V - 1) <= last) {
+            const VT v1 = reinterpret_cast<const VT*>(p)[1];
 #pragma unroll
-        for (int j = 0; 2 * j < V; ++j) x[(V + 1) / 2 + j] = cast<CT>(v1.v[2 * j]);
+            for (int j = 0; 2 * j < V; ++j) x[(V + 1) / 2 + j] = cast<CT>(v1.v[2 * j]);
+        } else {  // the run ends the array: its odd last element is outside it
+#pragma unroll
+            for (int j = 0; 2 * j < V; ++j) x[(V + 1) / 2 + j] = cast<CT>(p[V + 2 * j]);
+        }
     }
 }
 
-// The row run starting at p with inner stride s can be read by load_run. Stride 2 reads the
-// odd element after the last one used; it stays inside that element's aligned 16-byte
-// vector (never another page), so it is allowed only when one vector is <= 16 bytes.
+// The row run starting at p with inner stride s can be read by load_run (stride 2: two
+// vectors of <= 16 bytes, the second one element-wise where it would pass the array's end).
 template <int V, class T>
 __device__ __forceinline__ bool run_ok(const T* p, long long s) {
     return s == 0 || ((s == 1 || (s == 2 && V % 2 == 0 && V * sizeof(T) <= 16)) && aligned_for<V>(p));
@@ -322,6 +328,9 @@ __global__ void __launch_bounds__(GP_BLOCK) gp_binary_rows(TO* __restrict__ out,
     const long long r0 = rb * rpb;
     const long long r1 = R - r0 < rpb ? R : r0 + rpb;
     const bool full = cb + TC <= C;
+    // the highest element of each operand (load_run's stride-2 reads stay at or below it)
+    const TA* a_last = a + (sa0 > 0 ? (R - 1) * sa0 : 0) + (sa1 > 0 ? (C - 1) * sa1 : 0);
+    const TB* b_last = b + (sb0 > 0 ? (R - 1) * sb0 : 0) + (sb1 > 0 ? (C - 1) * sb1 : 0);
     Op op;
     CT xa[U][V], xb[U][V];
     bool have_a = false, have_b = false;
@@ -334,13 +343,13 @@ __global__ void __launch_bounds__(GP_BLOCK) gp_binary_rows(TO* __restrict__ out,
             if (!have_a || sa0 != 0) {
 #pragma unroll
                 for (int u = 0; u < U; ++u)
-                    gp::load_run(xa[u], ar + (cb + static_cast<long long>(u * GP_BLOCK + threadIdx.x) * V) * sa1, sa1);
+                    gp::load_run(xa[u], ar + (cb + static_cast<long long>(u * GP_BLOCK + threadIdx.x) * V) * sa1, sa1, a_last);
                 have_a = true;
             }
             if (!have_b || sb0 != 0) {
 #pragma unroll
                 for (int u = 0; u < U; ++u)
-                    gp::load_run(xb[u], br + (cb + static_cast<long long>(u * GP_BLOCK + threadIdx.x) * V) * sb1, sb1);
+                    gp::load_run(xb[u], br + (cb + static_cast<long long>(u * GP_BLOCK + threadIdx.x) * V) * sb1, sb1, b_last);
                 have_b = true;
             }
 #pragma unroll
