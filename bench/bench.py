@@ -4,6 +4,8 @@
     python3 bench/bench.py [--cases SUBSTR,...] [--libs gparray,cupy,torch] [--quick]
                            [--repeat N] [--warmup N] [--json PATH] [--list] [--no-startup]
 
+    python3 bench/bench.py --cases indexing      # only the indexing rows (group names: --list)
+
 Each case builds its inputs once with CuPy (the same data for every library: PyTorch gets them
 through DLPack, gparray through ``xp.asarray``/``xp.from_dlpack``), warms up, then times every
 call with CUDA events and keeps the median. Transfers are never timed. GB/s counts each input
@@ -11,8 +13,9 @@ read once and each output written once, as in /work/shared/TARGETS.md and its an
 matmul and cholesky, TFLOP/s). The copy ceiling is measured in the same run (device-to-device
 memcpy through CuPy, and PyTorch's clone: the faster of the two).
 
-A case whose gparray function does not exist yet (AttributeError, NotImplementedError) is
-reported as n/a; any other failure is printed and the run goes on. The table comes last.
+A case whose gparray function does not exist yet (AttributeError, NotImplementedError, or an
+IndexError/TypeError saying "not supported yet") is reported as n/a; any other failure is
+printed and the run goes on. The table comes last.
 """
 from __future__ import annotations
 
@@ -177,9 +180,11 @@ class Case:
 
     kind = "gpu"
 
-    def __init__(self, name, key, make, ops, nbytes=None, flops=None, target=None, unit="ms"):
+    def __init__(self, name, key, make, ops, nbytes=None, flops=None, target=None, unit="ms",
+                 group=""):
         self.name, self.key, self.make, self.ops = name, key, make, ops
         self.nbytes, self.flops, self.target, self.unit = nbytes, flops, target, unit
+        self.group = group
 
 
 def same(fn):
@@ -275,6 +280,84 @@ def _mask_bytes(d):
     return 4 * N28 + N28 + 4 * kept
 
 
+def _kept_mask_bytes(d):
+    """a read, the precomputed bool mask read, the kept elements written."""
+    kept = int(d["m"].sum())
+    return 4 * N28 + N28 + 4 * kept
+
+
+def _uniform_mask(frac, seed=11):
+    def make():
+        u = _rng(seed).random(N28, dtype=cp.float32)
+        m = u < frac
+        del u
+        return {"a": randn(N28), "m": m}
+    return make
+
+
+def _take_along_axis(m, d):
+    if m is torch:
+        return torch.gather(d["x"], 1, d["i"])
+    return m.take_along_axis(d["x"], d["i"], axis=1)
+
+
+TA_N, TA_K = 8192, 256          # take_along_axis: (8192, 8192) f32, (8192, 256) int64 indices
+ROWS_N, ROWS_W, ROWS_K = 1 << 20, 64, 1 << 16   # m[rows]: 2^16 rows of a (2^20, 64) f32
+
+
+def indexing_cases():
+    """Advanced indexing (the "indexing" group: ``--cases indexing``)."""
+    f32, i64 = 4, 8
+    g = "indexing"
+    return [
+        # the whole expression, comparison included (bytes as the anchors count them: a, the bool
+        # mask, the kept half)
+        Case("a[a > 0] (50% kept) 2^28", "mask_select", lambda: {"a": randn(N28)},
+             same(lambda m, d: d["a"][d["a"] > 0]),
+             nbytes=_mask_bytes, target=("torch", 0.8, "<= 0.8x PyTorch"), group=g),
+        Case("a[m] (50% kept, m given) 2^28", "mask_50pct",
+             lambda: (lambda a: {"a": a, "m": a > 0})(randn(N28)),
+             same(lambda m, d: d["a"][d["m"]]), nbytes=_kept_mask_bytes, group=g),
+        Case("a[m] (1% kept, m given) 2^28", "mask_1pct", _uniform_mask(0.01),
+             same(lambda m, d: d["a"][d["m"]]), nbytes=_kept_mask_bytes,
+             target=("best", 1.0, "<= 1.0x best"), group=g),
+        Case("a[m] (99% kept, m given) 2^28", "mask_99pct", _uniform_mask(0.99),
+             same(lambda m, d: d["a"][d["m"]]), nbytes=_kept_mask_bytes,
+             target=("best", 1.0, "<= 1.0x best"), group=g),
+        Case("a[idx] 2^26 random int64 idx", "take64M",
+             lambda: {"a": randn(N26), "idx": _rng(3).integers(0, N26, N26, dtype=cp.int64)},
+             same(lambda m, d: d["a"][d["idx"]]),
+             nbytes=(i64 + 2 * f32) * N26, target=("best", 1.0, "<= 1.0x best"), group=g),
+        Case("a[idx] = 1.0 2^26", "scatter64M",
+             lambda: {"a": randn(N26), "idx": _rng(3).integers(0, N26, N26, dtype=cp.int64)},
+             same(_setitem), nbytes=(i64 + f32) * N26, target=("best", 1.0, "<= 1.0x best"),
+             group=g),
+        # idx read, a[idx] read, output written
+        Case("a[idx] 2^26 idx into 2^28", "take_2e26_of_2e28",
+             lambda: {"a": randn(N28), "idx": _rng(3).integers(0, N28, N26, dtype=cp.int64)},
+             same(lambda m, d: d["a"][d["idx"]]),
+             nbytes=(i64 + 2 * f32) * N26, target=("best", 1.0, "<= 1.0x best"), group=g),
+        # idx read, a[idx] written
+        Case("a[idx] = 1.0 2^26 idx into 2^28", "scatter_2e26_of_2e28",
+             lambda: {"a": randn(N28), "idx": _rng(3).integers(0, N28, N26, dtype=cp.int64)},
+             same(_setitem), nbytes=(i64 + f32) * N26, target=("best", 1.0, "<= 1.0x best"),
+             group=g),
+        # rows read, rows written, the row indices read
+        Case("m[rows] 2^16 rows of (2^20, 64)", "row_gather",
+             lambda: {"m": randn(ROWS_N * ROWS_W).reshape(ROWS_N, ROWS_W),
+                      "rows": _rng(4).integers(0, ROWS_N, ROWS_K, dtype=cp.int64)},
+             same(lambda m, d: d["m"][d["rows"]]),
+             nbytes=2 * ROWS_K * ROWS_W * f32 + i64 * ROWS_K,
+             target=("pct_copy", 85.0, ">= 85% of copy bandwidth"), group=g),
+        # indices read, the picked elements read, output written
+        Case("take_along_axis (8192,8192) (8192,256)", "take_along_axis",
+             lambda: {"x": randn(TA_N * TA_N).reshape(TA_N, TA_N),
+                      "i": _rng(5).integers(0, TA_N, (TA_N, TA_K), dtype=cp.int64)},
+             same(_take_along_axis), nbytes=(i64 + 2 * f32) * TA_N * TA_K,
+             target=("best", 1.0, "<= 1.0x best"), group=g),
+    ]
+
+
 def _unique_bytes(d):
     return 4 * N24 + 4 * int(cp.unique(d["a"]).size)
 
@@ -326,17 +409,6 @@ def gpu_cases():
         Case("argsort 2^26", "argsort64M", lambda: {"a": randn(N26)},
              same(lambda m, d: m.argsort(d["a"])),
              nbytes=(f32 + 8) * N26, target=("best", 1.0, "<= 1.0x best")),
-        # bytes as the anchors count them: a, the bool mask, the kept half
-        Case("a[a > 0] (50% kept) 2^28", "mask_select", lambda: {"a": randn(N28)},
-             same(lambda m, d: d["a"][d["a"] > 0]),
-             nbytes=_mask_bytes, target=("torch", 0.8, "<= 0.8x PyTorch")),
-        Case("a[idx] 2^26 random int64 idx", "take64M",
-             lambda: {"a": randn(N26), "idx": _rng(3).integers(0, N26, N26, dtype=cp.int64)},
-             same(lambda m, d: d["a"][d["idx"]]),
-             nbytes=(8 + 2 * f32) * N26, target=("best", 1.0, "<= 1.0x best")),
-        Case("a[idx] = 1.0 2^26", "scatter64M",
-             lambda: {"a": randn(N26), "idx": _rng(3).integers(0, N26, N26, dtype=cp.int64)},
-             same(_setitem), nbytes=(8 + f32) * N26, target=("best", 1.0, "<= 1.0x best")),
         Case("unique_values int32 2^24", "unique16M",
              lambda: {"a": _rng(5).integers(0, 2**31 - 1, N24, dtype=cp.int32)}, same(_unique),
              nbytes=_unique_bytes, target=("torch", 1.0, "<= 1.0x PyTorch")),
@@ -350,7 +422,7 @@ def gpu_cases():
         Case("fft complex64 2^24", "fft16M_c64",
              lambda: {"a": (randn(N24) + 1j * randn(N24, seed=2)).astype(cp.complex64)}, same(_fft),
              nbytes=2 * 8 * N24, target=("best", 1 / 0.98, ">= 0.98x cuFFT")),
-    ]
+    ] + indexing_cases()
 
 
 # --------------------------------------------------------------------------- timing
@@ -389,7 +461,12 @@ def time_gpu(lib, fn, warmup, repeat):
 
 
 def _is_missing(exc) -> bool:
-    return isinstance(exc, (AttributeError, NotImplementedError, NotAvailable))
+    if isinstance(exc, (AttributeError, NotImplementedError, NotAvailable)):
+        return True
+    # gparray's "not supported yet" errors (e.g. integer/boolean array indices before they exist)
+    msg = str(exc).lower()
+    return isinstance(exc, (IndexError, TypeError, ValueError)) and (
+        "not supported yet" in msg or "not implemented" in msg)
 
 
 def run_gpu_case(case, libs, warmup, repeat, log):
@@ -518,6 +595,68 @@ def host_small_add(libs, quick, log):
             row["status"][lib] = (f"n/a ({_short(exc)})" if lib == "gparray" and _is_missing(exc)
                                   else f"error: {_short(exc)}")
             log(f"[{row['case']}] {lib}: {row['status'][lib]}")
+    return row
+
+
+SMALL_N, SMALL_K = 1000, 8   # small indexing: 8 int64 indices into a 1000-element f32 array
+
+
+def _small_index_get(x, i, v):
+    return x[i]
+
+
+def _small_index_set(x, i, v):
+    x[i] = v
+
+
+def host_small_index(libs, quick, log, setitem=False):
+    """Host microseconds per ``x[i]`` (or ``x[i] = v``): x 1000 float32, i 8 int64 on the device,
+    v 8 float32 on the device; wall-clock over many calls, no sync inside the loop (as
+    ``host_small_add``)."""
+    if setitem:
+        row = {"case": "x[i] = v, 8 of 1000, host time/op", "key": "small_setitem_us_per_op"}
+        op = _small_index_set
+    else:
+        row = {"case": "x[i], 8 of 1000, host time/op", "key": "small_getitem_us_per_op"}
+        op = _small_index_get
+    row.update(unit="us", target="<= 1.3x PyTorch", status={}, times={}, group="indexing",
+               _target=("torch", 1.3))
+    n_ops = 2000 if quick else 20000
+    rounds = 3 if quick else 7
+    base_x = _rng(8).standard_normal(SMALL_N, dtype=cp.float32)
+    base_i = _rng(9).integers(0, SMALL_N, SMALL_K, dtype=cp.int64)
+    base_v = _rng(10).standard_normal(SMALL_K, dtype=cp.float32)
+    for lib in libs:
+        if module_of(lib) is None:
+            row["status"][lib] = f"n/a ({_import_errors.get(lib, 'not imported')})"
+            continue
+        try:
+            x = convert(lib, base_x.copy())
+            i = convert(lib, base_i.copy())
+            v = convert(lib, base_v.copy())
+            per = []
+            with native_allocator(lib):
+                for _ in range(200):
+                    c = op(x, i, v)
+                sync()
+                for _ in range(rounds):
+                    t0 = time.perf_counter()
+                    for _ in range(n_ops):
+                        c = op(x, i, v)
+                    t1 = time.perf_counter()
+                    sync()
+                    per.append((t1 - t0) / n_ops * 1e6)
+            del c
+            row["times"][lib] = statistics.median(per)
+            row["status"][lib] = "ok"
+        except Exception as exc:
+            row["status"][lib] = (f"n/a ({_short(exc)})" if lib == "gparray" and _is_missing(exc)
+                                  else f"error: {_short(exc)}")
+            log(f"[{row['case']}] {lib}: {row['status'][lib]}")
+            try:
+                sync()
+            except Exception:
+                pass
     return row
 
 
@@ -687,6 +826,9 @@ def _target_met(row, case_target):
     anchor, factor = case_target[0], case_target[1]
     if anchor == "abs":
         return gp <= factor
+    if anchor == "pct_copy":
+        pct = row.get("pct_copy_bw")
+        return None if pct is None else pct >= factor
     if anchor == "best":
         refs = [row["times"][k] for k in ("cupy", "torch") if k in row["times"]]
         ref = min(refs) if refs else None
@@ -809,7 +951,8 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n", 2)[2])
     ap.add_argument("--cases", default="", help="comma-separated substrings; run the cases whose "
-                    "name or key contains one (case-insensitive)")
+                    "name or key contains one (case-insensitive), or a group name: 'indexing' "
+                    "runs the advanced-indexing rows (see --list)")
     ap.add_argument("--libs", default=",".join(LIBS), help="comma-separated subset of "
                     "gparray,cupy,torch (default: all)")
     ap.add_argument("--repeat", type=int, default=None, help="timed runs per case (default 20, 5 with --quick)")
@@ -828,18 +971,25 @@ def main(argv=None):
     warmup = args.warmup if args.warmup is not None else (1 if args.quick else 3)
     filters = [s.strip().lower() for s in args.cases.split(",") if s.strip()]
 
-    def wanted(name, key):
-        return not filters or any(f in name.lower() or f in key.lower() for f in filters)
+    def wanted(name, key, group=""):
+        return not filters or any(f in name.lower() or f in key.lower() or f == group.lower()
+                                  for f in filters)
 
     host_names = [("a + b 1-element, host time/op", "small_add_us_per_op"),
                   ("pool malloc+free pair (4 KiB)", "pool_alloc_free_us"),
                   ("cold start: import + first ops", "cold_start_s"),
                   ("warm start: first ops", "warm_start_s"), ("import only", "import_s")]
+    host_index_names = [("x[i], 8 of 1000, host time/op", "small_getitem_us_per_op", "indexing"),
+                        ("x[i] = v, 8 of 1000, host time/op", "small_setitem_us_per_op", "indexing")]
     if args.list:
         for c in gpu_cases():
-            print(f"{c.name:<36} key={c.key:<18} target: {c.target[2] if c.target else ''}")
+            grp = f"[{c.group}]" if c.group else ""
+            print(f"{c.name:<40} key={c.key:<22} {grp:<11} target: {c.target[2] if c.target else ''}")
         for name, key in host_names:
-            print(f"{name:<36} key={key}")
+            print(f"{name:<40} key={key}")
+        for name, key, grp in host_index_names:
+            print(f"{name:<40} key={key:<22} [{grp}]   target: <= 1.3x PyTorch")
+        print("groups (--cases GROUP runs one): indexing")
         return 0
 
     def log(msg):
@@ -873,7 +1023,7 @@ def main(argv=None):
 
     rows = []
     for case in gpu_cases():
-        if not wanted(case.name, case.key):
+        if not wanted(case.name, case.key, case.group):
             continue
         t0 = time.perf_counter()
         row = run_gpu_case(case, libs, warmup, repeat, log)
@@ -887,6 +1037,9 @@ def main(argv=None):
         host_rows.append(host_small_add(libs, args.quick, log))
     if wanted(*host_names[1]):
         host_rows.append(host_pool(libs, args.quick, log))
+    for (name, key, grp), setitem in zip(host_index_names, (False, True)):
+        if wanted(name, key, grp):
+            host_rows.append(host_small_index(libs, args.quick, log, setitem=setitem))
     if not args.no_startup and any(wanted(n, k) for n, k in host_names[2:]):
         host_rows += [r for r in startup_rows(libs, args.quick, log) if wanted(r["case"], r["key"])]
     for row in host_rows:

@@ -21,7 +21,8 @@
 # Environment (all optional):
 #   OUT                 where logs go (default ./device-out)
 #   STEPS               which steps, in this order (default: report tests conformance bench)
-#   GPARRAY_CACHE_DIR   kernel cache; default $PWD/.kcache when that folder was carried
+#   GPARRAY_CACHE_DIR   kernel cache; default $PWD/.kcache when that folder was carried, else
+#                       .vendor/kcache.tgz (if carried) unpacked into $PWD/.kcache
 #   CONFORMANCE_FILES   suite files (default: creation, data types, dlpack, inspection,
 #                       constants, array object, has_names)
 #   MAX_EXAMPLES        Hypothesis examples per conformance test (run.sh default: 100)
@@ -59,6 +60,11 @@ if [[ -n "${GPARRAY_CACHE_DIR:-}" ]]; then
     mkdir -p "$GPARRAY_CACHE_DIR"
 elif [[ -d "$ROOT/.kcache" ]]; then
     export GPARRAY_CACHE_DIR=$ROOT/.kcache
+elif [[ -f "$ROOT/.vendor/kcache.tgz" ]]; then
+    # a packed kernel cache carried in .vendor (SAVE_KCACHE=1 of an earlier run): unpack it
+    mkdir -p "$ROOT/.kcache" && tar -xzf "$ROOT/.vendor/kcache.tgz" -C "$ROOT/.kcache" \
+        && export GPARRAY_CACHE_DIR=$ROOT/.kcache \
+        && echo "== kernel cache: $(ls "$ROOT/.kcache" | wc -l) files from .vendor/kcache.tgz"
 fi
 
 CONFORMANCE_FILES=${CONFORMANCE_FILES:-test_creation_functions.py test_data_type_functions.py test_dlpack.py test_inspection_functions.py test_constants.py test_array_object.py}
