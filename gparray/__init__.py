@@ -17,6 +17,7 @@ from ._dtypes import (bool, complex64, complex128, float16, float32, float64, in
                       int64, uint8, uint16, uint32, uint64)
 from ._elementwise_funcs import *  # noqa: F401,F403
 from ._elementwise_funcs import __all__ as _elementwise_all
+from ._indexing_functions import take, take_along_axis
 from ._info import __array_namespace_info__
 from ._manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims,
                             flip, matrix_transpose, moveaxis, permute_dims, reshape, squeeze, stack,
@@ -40,5 +41,6 @@ __all__ = [
     "matrix_transpose", "moveaxis", "permute_dims", "reshape", "squeeze", "stack", "unstack",
     "all", "any", "diff", "where",
     "argmax", "argmin", "count_nonzero", "nonzero", "searchsorted",
+    "take", "take_along_axis",
     "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
 ] + list(_elementwise_all)

@@ -1,233 +1,78 @@
-"""Index planning and execution for ``Array.__getitem__`` / ``__setitem__``.
+"""``Array.__getitem__`` / ``__setitem__``: keys are planned by gparray/_engine/_index_plan.py
+(pure, CPU-tested against NumPy) and executed here on the engines.
 
-A key is parsed (pure Python, no GPU) into a frozen :class:`IndexPlan` whose kind is one of
-
-* VIEW    basic indexing (ints, slices, None, Ellipsis, 0-d integer arrays): new shape,
-          byte strides and byte offset; zero copy.
-* GATHER  integer-array (advanced) indexing: the VIEW part first, then the advanced
-          indices with NumPy's placement rule (recorded in ``advanced``).
-* MASK    boolean-array indexing (recorded in ``advanced``).
-* SCATTER setitem whose key has advanced indices.
-* COPY    setitem of an array into a basic view (strided copy, broadcasting, casting).
-* FILL    setitem of a Python scalar into a basic view.
-
-NumPy is the oracle for the semantics (tests/test_index_plan.py checks views against it).
+* VIEW: a new Array on the same buffer (views of int/slice/None/... keys are memoized per
+  layout);
+* GATHER: one gather launch (gparray/_engine/_index.py) reading the source through its
+  strides into a C-contiguous result; boolean entries mixed with other advanced entries
+  become integer arrays first (``nonzero``);
+* MASK: ``x[mask]`` with a mask over every dimension of the view: count, scan, compaction
+  (one synchronization for the output's size); masks over the leading dimensions go through
+  ``nonzero`` and a gather (a row gather);
+* FILL / COPY: a scalar or an array into the basic view (elementwise engine);
+* SCATTER: one scatter launch; ``x[mask] = scalar`` is a masked ``where`` in place (no
+  synchronization).
+Index values are checked on the device: an out-of-range index raises NumPy's IndexError
+after the launch and never touches memory outside the array.
 """
 from __future__ import annotations
 
-import enum
-import operator
-from dataclasses import dataclass
-
 import numpy as np
 
+from . import _dtypes as _dt
+from ._array import Array
+from ._engine import _elementwise as _ew
+from ._engine import _index as _ix
+from ._engine import _shapes
+from ._engine._index_plan import (PlanKind, gather_layout, index_shapes_of, key_signature, plan,  # noqa: F401
+                                  setitem_plan)
 
-class PlanKind(enum.Enum):
-    VIEW = "view"
-    GATHER = "gather"
-    MASK = "mask"
-    SCATTER = "scatter"
-    COPY = "copy"
-    FILL = "fill"
-
-
-@dataclass(frozen=True)
-class IndexPlan:
-    """Result of planning a key against (shape, byte strides)."""
-
-    kind: PlanKind
-    shape: tuple          # shape of the basic view
-    strides: tuple        # byte strides of the basic view
-    offset: int           # byte offset of the view's origin from the array's origin
-    advanced: tuple = ()  # ((view axis, index object), ...) still to apply (GATHER/MASK)
+_INT64 = np.dtype("int64")
 
 
-def _is_array(obj) -> bool:
-    return type(obj).__name__ == "Array" and hasattr(obj, "_dtype")
+# ---------------------------------------------------------------------------- keys
+def _prepare_entry(k, x, name):
+    """One key entry made ready for planning: 0-d integer Arrays become ints (one device read
+    each), lists and NumPy arrays of integers or booleans become Arrays on x's device, Arrays
+    on another device raise ValueError."""
+    if isinstance(k, Array):
+        if k._device != x._device:
+            raise ValueError(f"{name}: the index array is on {k._device}, the indexed array on {x._device}")
+        if k.ndim == 0 and k._dtype.kind in "iu":
+            return int(k)
+        return k
+    if isinstance(k, (list, np.ndarray)):
+        from ._creation import asarray
+
+        a = np.asarray(k)
+        if a.size == 0 and a.dtype.kind not in "biu":
+            a = a.astype(np.int64)
+        if a.dtype.kind not in "biu":
+            raise IndexError(f"{name}: arrays used as indices must be of integer or boolean type, got {a.dtype}")
+        if a.ndim == 0:
+            return a.item()
+        return asarray(a, device=x._device)
+    return k
 
 
-def _normalize_key(key) -> tuple:
+def _prepare_key(key, x, name):
     if isinstance(key, tuple):
-        return key
-    return (key,)
-
-
-def _entry_kind(k):
-    """'int', 'slice', 'none', 'ellipsis', 'bool', 'intarray', 'boolarray' for one key entry."""
-    if k is None:
-        return "none"
-    if k is Ellipsis:
-        return "ellipsis"
-    if isinstance(k, slice):
-        return "slice"
-    if isinstance(k, (bool, np.bool_)):
-        return "bool"
-    if _is_array(k):
-        kind = k._dtype.kind
-        if kind == "b":
-            return "bool" if k.ndim == 0 else "boolarray"
-        if kind in "iu":
-            return "int" if k.ndim == 0 else "intarray"
-        raise IndexError(f"__getitem__: arrays used as indices must be of integer or boolean dtype, "
-                         f"got {k._dtype}")
-    if isinstance(k, np.ndarray):
-        raise IndexError("__getitem__: NumPy arrays are not valid indices; use a gparray Array")
-    try:
-        operator.index(k)
-        return "int"
-    except TypeError:
-        pass
-    raise IndexError(f"__getitem__: only integers, slices (:), ellipsis (...), None and integer or "
-                     f"boolean arrays are valid indices; got {type(k).__name__}")
-
-
-def plan(shape: tuple, strides: tuple, key, name: str = "__getitem__") -> IndexPlan:
-    """Plan ``key`` against an array of ``shape`` and byte ``strides``.
-
-    0-d integer arrays must already be Python ints (the caller converts them); boolean
-    scalars behave as in NumPy (a new axis of length 1 for True, 0 for False).
-    """
-    entries = _normalize_key(key)
-    kinds = [_entry_kind(k) for k in entries]
-    if kinds.count("ellipsis") > 1:
-        raise IndexError(f"{name}: an index can only have a single ellipsis ('...')")
-    consumed = sum(1 if k in ("int", "slice", "intarray") else (entries[i].ndim if k == "boolarray" else 0)
-                   for i, k in enumerate(kinds))
-    ndim = len(shape)
-    if consumed > ndim:
-        raise IndexError(f"{name}: too many indices for array: array is {ndim}-dimensional, "
-                         f"but {consumed} were indexed")
-    # expand the ellipsis (or pad at the end)
-    if "ellipsis" in kinds:
-        pos = kinds.index("ellipsis")
-        fill = ndim - consumed
-        entries = entries[:pos] + (slice(None),) * fill + entries[pos + 1:]
-        kinds = kinds[:pos] + ["slice"] * fill + kinds[pos + 1:]
-    else:
-        entries = entries + (slice(None),) * (ndim - consumed)
-        kinds = kinds + ["slice"] * (ndim - consumed)
-
-    out_shape, out_strides, advanced = [], [], []
-    offset = 0
-    axis = 0
-    for k, kind in zip(entries, kinds):
-        if kind == "none":
-            out_shape.append(1)
-            out_strides.append(0)
-        elif kind == "bool":
-            out_shape.append(1 if bool(k) else 0)
-            out_strides.append(0)
-            advanced.append((len(out_shape) - 1, "bool", bool(k)))
-        elif kind == "int":
-            n = shape[axis]
-            i = operator.index(k)
-            if not -n <= i < n:
-                raise IndexError(f"{name}: index {i} is out of bounds for axis {axis} with size {n}")
-            if i < 0:
-                i += n
-            offset += i * strides[axis]
-            axis += 1
-        elif kind == "slice":
-            n = shape[axis]
-            for part in (k.start, k.stop, k.step):
-                if part is not None:
-                    try:
-                        operator.index(part)
-                    except TypeError:
-                        raise IndexError(f"{name}: slice indices must be integers or None, "
-                                         f"got {type(part).__name__} (axis {axis})") from None
-            if k.step is not None and operator.index(k.step) == 0:
-                raise IndexError(f"{name}: slice step cannot be zero (axis {axis})")
-            start, stop, step = k.indices(n)
-            length = len(range(start, stop, step))
-            if length > 0:
-                offset += start * strides[axis]
-            out_shape.append(length)
-            out_strides.append(strides[axis] * step)
-            axis += 1
-        elif kind == "intarray":
-            out_shape.append(shape[axis])
-            out_strides.append(strides[axis])
-            advanced.append((len(out_shape) - 1, "int", k))
-            axis += 1
-        elif kind == "boolarray":
-            nd = k.ndim
-            if tuple(k.shape) != tuple(shape[axis:axis + nd]):
-                raise IndexError(f"{name}: boolean index of shape {tuple(k.shape)} does not match the "
-                                 f"indexed dimensions {tuple(shape[axis:axis + nd])} (axes {axis}..)")
-            for j in range(nd):
-                out_shape.append(shape[axis + j])
-                out_strides.append(strides[axis + j])
-            advanced.append((len(out_shape) - nd, "mask", k))
-            axis += nd
-    kinds_adv = {a[1] for a in advanced if a[1] != "bool"}
-    if not kinds_adv:
-        kind = PlanKind.VIEW
-        advanced = [a for a in advanced if a[1] != "bool"]
-    elif kinds_adv == {"mask"} and len(advanced) == 1:
-        kind = PlanKind.MASK
-    else:
-        kind = PlanKind.GATHER
-    return IndexPlan(kind, tuple(out_shape), tuple(out_strides), offset, tuple(advanced))
-
-
-def setitem_plan(shape, strides, key, value) -> IndexPlan:
-    """Plan ``x[key] = value``: FILL (scalar) or COPY (array) into the basic view, SCATTER otherwise."""
-    p = plan(shape, strides, key, "__setitem__")
-    if p.kind is not PlanKind.VIEW:
-        return IndexPlan(PlanKind.SCATTER, p.shape, p.strides, p.offset, p.advanced)
-    kind = PlanKind.COPY if _is_array(value) else PlanKind.FILL
-    return IndexPlan(kind, p.shape, p.strides, p.offset, ())
-
-
-# ---------------------------------------------------------------------------- execution
-def _resolve_0d(key):
-    """Replace 0-d integer Arrays in ``key`` by Python ints (one device read each)."""
-    entries = _normalize_key(key)
-    if not any(_is_array(k) and k.ndim == 0 and k._dtype.kind in "iu" for k in entries):
-        return key
-    out = tuple(int(k) if (_is_array(k) and k.ndim == 0 and k._dtype.kind in "iu") else k for k in entries)
-    return out
+        return tuple(_prepare_entry(k, x, name) for k in key)
+    return _prepare_entry(key, x, name)
 
 
 _views: dict = {}  # (shape, strides, key signature) -> (offset, shape, strides) of a VIEW
 _VIEWS_MAX = 4096
 
 
-def _entry_sig(k):
-    t = type(k)
-    if t is slice:
-        a, b, c = k.start, k.stop, k.step
-        if (a is None or type(a) is int) and (b is None or type(b) is int) and (c is None or type(c) is int):
-            return (0, a, b, c)
-        return None
-    if t is int:
-        return (1, k)
-    if k is None:
-        return (2,)
-    if k is Ellipsis:
-        return (3,)
-    return None
-
-
-def _key_sig(key):
-    """A hashable signature of a key made only of ints, int slices, None and ..., else None
-    (types are part of it: True and 1 index differently)."""
-    if type(key) is tuple:
-        sig = tuple(_entry_sig(k) for k in key)
-        return None if None in sig else (4,) + sig
-    return _entry_sig(key)
-
-
 def getitem(x, key):
-    """``x[key]``: a view for basic keys (views of int/slice/None/... keys are memoized per
-    layout)."""
-    sig = _key_sig(key)
+    """``x[key]``: a view for basic keys, a new C-contiguous array for advanced ones."""
+    sig = key_signature(key)
     if sig is not None:
         v = _views.get((x._shape, x._strides, sig))
         if v is not None:
             return x._view(x._offset + v[0], v[1], v[2])
-    key = _resolve_0d(key)
+    key = _prepare_key(key, x, "__getitem__")
     p = plan(x._shape, x._strides, key)
     if p.kind is PlanKind.VIEW:
         if sig is not None:
@@ -235,8 +80,90 @@ def getitem(x, key):
                 _views.clear()
             _views[(x._shape, x._strides, sig)] = (p.offset, p.shape, p.strides)
         return x._view(x._offset + p.offset, p.shape, p.strides)
-    raise IndexError(f"__getitem__: {p.kind.value} indexing (integer or boolean arrays) is not "
-                     "supported yet; only basic indexing (ints, slices, ..., None) is")
+    if p.kind is PlanKind.MASK:
+        a = p.advanced[0]
+        if a.view_axis == 0 and a.index.ndim == len(p.shape):
+            return _compact(x, p, a.index)
+    return _gather(x, p)
+
+
+# ---------------------------------------------------------------------------- execution
+def _compact(x, p, mask):
+    """x[mask] for a mask over every dimension of the basic view of ``p``."""
+    from ._creation import _empty
+
+    dev = x._device
+    view = x._view(x._offset + p.offset, p.shape, p.strides)
+    n = mask.size
+    if n == 0:
+        return _empty((0,), x._dtype, dev)
+    tiles = _ix.mask_tiles(n)
+    counts = _empty((tiles,), _INT64, dev)
+    incl = _empty((tiles,), _INT64, dev)
+    total = _ix.mask_count(mask, dev._id, counts, incl)
+    out = _empty((total,), x._dtype, dev)
+    if total:
+        _ix.mask_compact(out._ptr, view, mask, incl, dev._id)
+    return out
+
+
+def _index_arrays(x, p, name):
+    """(index Arrays, one per consumed view axis, in a dtype the kernel takes; (axis, size)
+    per array for error messages; the gather layout)."""
+    from ._creation import zeros
+    from ._searching import nonzero
+
+    arrays, slots = [], []
+    for a in p.advanced:
+        if a.kind == "int":
+            arrays.append(a.index)
+            slots.append((a.axis, p.shape[a.view_axis]))
+        elif a.kind == "mask":
+            nz = nonzero(a.index)
+            arrays += nz
+            slots += [(a.axis + j, p.shape[a.view_axis + j]) for j in range(len(nz))]
+        elif a.kind == "bool":
+            arrays.append(zeros((1 if a.index else 0,), dtype=_dt.int64, device=x._device))
+            slots.append((-1, 1))
+    layout = gather_layout(p, [t._shape for t in arrays], name)
+    dtypes = {t._dtype for t in arrays}
+    target = _INT64 if len(dtypes) > 1 else _ix.index_conversion(arrays[0]._dtype)
+    if target is not None:
+        arrays = [t if t._dtype == target else _ew.copy_new(t, target) for t in arrays]
+    return arrays, slots, layout
+
+
+def _strides_over(layout, p, arrays, isz):
+    """Element strides over the result shape: of the source view (0 on the index dims) and
+    of each index array (broadcast on the index dims, 0 elsewhere)."""
+    nb = len(layout.index_shape)
+    s0 = layout.start
+    src = [p.strides[v] // isz for v in layout.view_axes[:s0]] + [0] * nb + \
+          [p.strides[v] // isz for v in layout.view_axes[s0:]]
+    before, after = (0,) * s0, (0,) * (len(layout.shape) - s0 - nb)
+    idx = []
+    for t in arrays:
+        est = tuple(s // t._dtype.itemsize for s in t._strides)
+        b = _shapes.broadcast_strides(t._shape, est, layout.index_shape)
+        idx.append(before + tuple(b) + after)
+    return tuple(src), idx
+
+
+def _gather(x, p):
+    """x[key] for a GATHER plan (and masks over leading dimensions)."""
+    from ._creation import _empty
+
+    arrays, slots, layout = _index_arrays(x, p, "__getitem__")
+    isz = x._dtype.itemsize
+    out = _empty(layout.shape, x._dtype, x._device)
+    if out.size == 0:
+        return out
+    src, idx = _strides_over(layout, p, arrays, isz)
+    indices = [(t, st, p.shape[v], p.strides[v] // isz) for t, st, v in zip(arrays, idx, layout.consumed)]
+    dense = _shapes.c_strides(layout.shape)
+    _ix.index_copy(out._ptr, dense, x._ptr + p.offset, src, indices, layout.shape, isz, x._device._id, False,
+                   "__getitem__", slots)
+    return out
 
 
 def _check_scalar_for(x, value):
@@ -263,19 +190,23 @@ def _check_scalar_for(x, value):
                         f"got {type(value).__name__}")
 
 
+def _check_array_value(x, value):
+    if value._device != x._device:
+        raise ValueError(f"__setitem__: value is on {value._device}, the array on {x._device}")
+    if value._dtype.kind == "c" and x._dtype.kind != "c":
+        raise TypeError(f"__setitem__: cannot assign a {value._dtype} array into a {x._dtype} array")
+
+
 def _overlaps(a, b) -> bool:
     """Whether the memory spans of two arrays may overlap."""
-    if a._buf is not b._buf:
-        pa, pb = a._buf.ptr, b._buf.ptr
-        if pa != pb:
-            return False
-    from ._engine._shapes import span_elements
+    if a._buf is not b._buf and a._buf.ptr != b._buf.ptr:
+        return False
 
     def rng(x):
         if x.size == 0:
             return (0, -1)
         isz = x._dtype.itemsize
-        lo, hi = span_elements(x._shape, tuple(s // isz for s in x._strides))
+        lo, hi = _shapes.span_elements(x._shape, tuple(s // isz for s in x._strides))
         return (x._ptr + lo * isz, x._ptr + (hi + 1) * isz)
 
     (a0, a1), (b0, b1) = rng(a), rng(b)
@@ -283,29 +214,73 @@ def _overlaps(a, b) -> bool:
 
 
 def setitem(x, key, value):
-    """``x[key] = value``: FILL or COPY into the basic view of ``key``."""
-    from ._engine import _elementwise as ew
-    from ._engine._shapes import broadcast_shapes
-
-    key = _resolve_0d(key)
+    """``x[key] = value``: FILL or COPY into the basic view of ``key``, SCATTER for advanced
+    keys (``value`` a Python scalar or an Array broadcast to the indexed shape, cast to x's
+    dtype)."""
+    key = _prepare_key(key, x, "__setitem__")
+    is_array = isinstance(value, Array)
     p = setitem_plan(x._shape, x._strides, key, value)
+    if is_array:
+        _check_array_value(x, value)
+    else:
+        _check_scalar_for(x, value)
     if p.kind is PlanKind.SCATTER:
-        raise IndexError("__setitem__: integer or boolean array keys are not supported yet; "
-                         "only basic indexing (ints, slices, ..., None) is")
+        _scatter(x, p, value)
+        return
     view = x._view(x._offset + p.offset, p.shape, p.strides)
     if p.kind is PlanKind.FILL:
-        _check_scalar_for(x, value)
-        ew.fill(view, value)
+        _ew.fill(view, value)
         return
-    if value._device != x._device:
-        raise ValueError(f"__setitem__: value is on {value._device}, the array on {x._device}")
-    if value._dtype.kind == "c" and x._dtype.kind != "c":
-        raise TypeError(f"__setitem__: cannot assign a {value._dtype} array into a {x._dtype} array")
-    if broadcast_shapes(view._shape, value._shape, name="__setitem__") != view._shape:
+    if _shapes.broadcast_shapes(view._shape, value._shape, name="__setitem__") != view._shape:
         raise ValueError(f"__setitem__: could not broadcast value of shape {value._shape} into the "
                          f"indexed shape {view._shape}")
     if _overlaps(view, value):
-        from ._creation import _copy
+        value = _ew.copy_new(value, value._dtype)
+    _ew.copy_into(view, value)
 
-        value = _copy(value)
-    ew.copy_into(view, value)
+
+def _as_value(x, value):
+    """``value`` as an Array of x's dtype (a 0-d array for a scalar), not overlapping x."""
+    from ._creation import full
+
+    if not isinstance(value, Array):
+        return full((), value, dtype=x._dtype, device=x._device)
+    if value._dtype != x._dtype or _overlaps(x, value):
+        return _ew.copy_new(value, x._dtype)
+    return value
+
+
+def _scatter(x, p, value):
+    a = p.advanced
+    if len(a) == 1 and a[0].kind == "mask" and (not isinstance(value, Array) or value.size == 1):
+        _masked_fill(x, p, a[0], value)
+        return
+    arrays, slots, layout = _index_arrays(x, p, "__setitem__")
+    vshape = value._shape if isinstance(value, Array) else ()
+    if _shapes.broadcast_shapes(layout.shape, vshape, name="__setitem__") != layout.shape:
+        raise ValueError(f"__setitem__: could not broadcast value of shape {vshape} into the indexed "
+                         f"shape {layout.shape}")
+    if _shapes.prod(layout.shape) == 0:
+        return
+    v = _as_value(x, value)
+    isz = x._dtype.itemsize
+    src, idx = _strides_over(layout, p, arrays, isz)
+    dense = _shapes.broadcast_strides(v._shape, tuple(s // isz for s in v._strides), layout.shape)
+    indices = [(t, st, p.shape[vx], p.strides[vx] // isz) for t, st, vx in zip(arrays, idx, layout.consumed)]
+    _ix.index_copy(v._ptr, dense, x._ptr + p.offset, src, indices, layout.shape, isz, x._device._id, True,
+                   "__setitem__", slots)
+
+
+def _masked_fill(x, p, a, value):
+    """x[mask] = v for one value: where(mask, v, x) into x's view, no synchronization."""
+    view = x._view(x._offset + p.offset, p.shape, p.strides)
+    if view.size == 0:
+        return
+    m = a.index
+    nd = m.ndim
+    mst = [0] * len(p.shape)
+    mst[a.view_axis:a.view_axis + nd] = m._strides
+    cond = m._view(m._offset, p.shape, tuple(mst))
+    v = _as_value(x, value)
+    v = v._view(v._offset, (), ()) if v.ndim else v
+    _ew.where(cond, v, view, view)

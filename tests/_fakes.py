@@ -38,8 +38,10 @@ def isolate_engines(monkeypatch):
     """Give the engines empty memos for one test (restored afterwards): a CPU-tier double
     must never meet a real bound Kernel, workspace Block or launch description that an
     earlier GPU test left in a memo, nor leave its fakes there for a later test."""
-    from gparray._engine import _reduce, _scan
+    from gparray._engine import _index, _reduce, _scan
 
+    monkeypatch.setattr(_index, "_launches", {})
+    monkeypatch.setattr(_index, "_err_blocks", {})
     monkeypatch.setattr(_reduce, "_launches", {})
     monkeypatch.setattr(_scan, "_launches", {})
     monkeypatch.setattr(_scan, "_workspaces", {})

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from gparray._indexing import PlanKind, plan, setitem_plan
+from gparray._engine._index_plan import PlanKind, plan, setitem_plan
 
 
 @st.composite
@@ -76,22 +76,13 @@ def test_bool_scalar_keys_match_numpy():
 
 
 def test_setitem_kinds():
-    class FakeArray:  # duck-typed: only the type name and _dtype matter to the planner
-        pass
-
-    FakeArray.__name__ = "Array"
-    v = FakeArray()
-    v._dtype = np.dtype("float32")
-    v.ndim = 1
+    # index arrays and values are recognised by dtype/shape/ndim: NumPy arrays stand in here
+    v = np.zeros(2, dtype=np.float32)
     assert setitem_plan((4,), (4,), slice(1, 3), 1.0).kind is PlanKind.FILL
     assert setitem_plan((4,), (4,), slice(1, 3), v).kind is PlanKind.COPY
-    idx = FakeArray()
-    idx._dtype = np.dtype("int64")
-    idx.ndim = 1
+    idx = np.array([0, 2])
     assert plan((4,), (4,), idx).kind is PlanKind.GATHER
     assert setitem_plan((4,), (4,), idx, 1.0).kind is PlanKind.SCATTER
-    mask = FakeArray()
-    mask._dtype = np.dtype("bool")
-    mask.ndim = 1
-    mask.shape = (4,)
+    mask = np.array([True, False, True, True])
     assert plan((4,), (4,), mask).kind is PlanKind.MASK
+    assert setitem_plan((4,), (4,), mask, 1.0).kind is PlanKind.SCATTER

@@ -100,7 +100,7 @@ def instances(include_ops: bool = False) -> dict[str, list[str]]:
     ew = copy_instances() + fill_instances() + core_elementwise_instances()
     if include_ops:
         ew = list(dict.fromkeys(ew + op_instances()))
-    from .._engine import _reduce, _scan, _search
+    from .._engine import _index, _reduce, _scan, _search
 
     return {
         "elementwise": ew,
@@ -108,4 +108,5 @@ def instances(include_ops: bool = False) -> dict[str, list[str]]:
         "reduce": _reduce.instances(),
         "scan": _scan.instances(),
         "search": _search.instances(),
+        "index": _index.instances(),
     }

@@ -1,0 +1,241 @@
+"""Index engine ("index" family, gparray/_kernels/index.cu): the execution of GATHER,
+SCATTER and MASK plans (gparray/_engine/_index_plan.py) on buffers and layouts.
+
+Operands are layout objects (``_buf``, ``_offset``, ``_shape``, ``_strides``, ``_dtype``,
+``_device``); the namespace layer (gparray/_indexing.py) allocates outputs and builds Arrays.
+
+Bounds: index values are checked on the device. An out-of-range index never addresses
+memory (the gather writes 0, the scatter skips it) and the kernel records the first one in a
+per-device error word; the host reads that word after the launch (one synchronization) and
+raises NumPy's ``IndexError: index 10 is out of bounds for axis 0 with size 5``.
+``GPARRAY_BOUNDS_CHECK=0`` (read at import) skips the read: out-of-range indices are then
+silently dropped (gather: 0) without the synchronization.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .. import _backend
+from .. import _memory
+from . import _shapes
+from ._launch import BLOCK, bind, index_type, launch, nd_template, run, strided_params
+
+FAMILY = "index"
+ITEMS = 4                       # GP_IX_ITEMS
+TILE = BLOCK * ITEMS
+CP_TILE = (BLOCK // 32) * 16 * 32   # GP_CP_TILE (== the search family's GP_NZ_TILE)
+MAX_ARRAYS = 8                  # index arrays one launch takes (K is padded to 1, 2, 4 or 8)
+BOUNDS_CHECK = os.environ.get("GPARRAY_BOUNDS_CHECK", "1") not in ("0", "false", "no")
+
+_STORAGE = {1: "gp::uint8", 2: "gp::uint16", 4: "gp::uint32", 8: "gp::uint64", 16: "gp::ix::b16"}
+_INDEX_TYPES = {np.dtype("int32"): "gp::int32", np.dtype("int64"): "gp::int64", np.dtype("uint64"): "gp::uint64"}
+_ptr = np.uint64
+_i64 = np.int64
+_P0 = _ptr(0)
+
+
+def index_ctype(dtype):
+    """The kernel's index type for an index array of ``dtype``, or None when it must be
+    converted first (to int32 for narrower integers, int64 for uint32)."""
+    return _INDEX_TYPES.get(dtype)
+
+
+def index_conversion(dtype):
+    """The dtype an index array of ``dtype`` is converted to before a launch (None: none)."""
+    if dtype in _INDEX_TYPES:
+        return None
+    return np.dtype("int64") if dtype.itemsize >= 4 else np.dtype("int32")
+
+
+def padded_k(k: int) -> int:
+    """The K template argument for ``k`` index arrays."""
+    for p in (1, 2, 4, 8):
+        if k <= p:
+            return p
+    raise IndexError(f"__getitem__: at most {MAX_ARRAYS} index arrays per key are supported, got {k}")
+
+
+_geom_dtypes: dict = {}
+
+
+def _geom_struct(exts, vstrides, kp: int):
+    """The IndexGeom<K> struct: K extents and K view strides (padding slots index a
+    length-1 axis with stride 0, through the first index array)."""
+    dt = _geom_dtypes.get(kp)
+    if dt is None:
+        dt = _geom_dtypes[kp] = np.dtype([("v", np.int64, (2 * kp,))])
+    rec = np.zeros((), dt)
+    v = rec["v"]
+    k = len(exts)
+    v[:k] = exts
+    v[k:kp] = 1
+    v[kp:kp + k] = vstrides
+    return rec[()]
+
+
+# ---------------------------------------------------------------------------- error word
+_err_blocks: dict = {}   # device id -> Block of 4 uint64 (flag, slot, value, spare), zeroed
+_err_host = np.zeros(4, dtype=np.uint64)
+
+
+def _err_word(dev: int):
+    blk = _err_blocks.get(dev)
+    if blk is None:
+        cp = _backend.cupy()
+        blk = _memory.alloc(32, dev)
+        cp.cuda.runtime.memsetAsync(blk.ptr, 0, 32, cp.cuda.get_current_stream().ptr)
+        _err_blocks[dev] = blk
+    return blk
+
+
+def check_bounds(dev: int, name: str, slots) -> None:
+    """Read the device's error word after an index launch (synchronizes the current stream);
+    raise IndexError for the first out-of-range index, naming ``slots[k]`` = (axis, size)."""
+    if not BOUNDS_CHECK:
+        return
+    cp = _backend.cupy()
+    blk = _err_blocks[dev]
+    s = cp.cuda.get_current_stream()
+    cp.cuda.runtime.memcpyAsync(_err_host.ctypes.data, blk.ptr, 24, 2, s.ptr)
+    s.synchronize()
+    if _err_host[0]:
+        slot = int(_err_host[1])
+        value = int(_err_host[2].view(np.int64))
+        cp.cuda.runtime.memsetAsync(blk.ptr, 0, 32, s.ptr)
+        _err_host[:] = 0
+        axis, size = slots[slot] if slot < len(slots) else (-1, -1)
+        raise IndexError(f"{name}: index {value} is out of bounds for axis {axis} with size {size}")
+
+
+# ---------------------------------------------------------------------------- gather / scatter
+_launches: dict = {}
+_LAUNCHES_MAX = 4096
+
+
+def _describe(shape, strides, itemsize, it_dtype, kp, scatter):
+    """(expr, grid, n, layout struct, index type) of one gather/scatter launch over ``shape``
+    with element ``strides`` = [source view, dense, index arrays...]."""
+    n = _shapes.prod(shape)
+    m_shape, m_strides = _shapes.merge_dims(shape, strides)
+    pad = kp - (len(strides) - 2)
+    m_strides = list(m_strides) + [tuple(0 for _ in m_shape)] * pad
+    nd = nd_template(len(m_shape))
+    spans = [_shapes.span_elements(m_shape, st) for st in m_strides]
+    idx = index_type(n, spans)
+    kind = "scatter" if scatter else "gather"
+    expr = f"gp_index_{kind}<{_STORAGE[itemsize]}, {_INDEX_TYPES[it_dtype]}, {kp}, {nd}, {idx}>"
+    prm = strided_params(m_shape, m_strides, nd)
+    return expr, -(-n // TILE), n, prm, idx
+
+
+def index_copy(dense_ptr, dense_strides, src_ptr, src_strides, indices, shape, itemsize, dev, scatter, name,
+               slots):
+    """Gather (dense[i] = src[...]) or scatter (src[...] = dense[i]) over the C-order
+    positions of ``shape``.
+
+    ``dense_ptr``/``dense_strides``: the dense side's address and element strides over
+    ``shape`` (the gather's C-contiguous output, or the scatter's value, broadcast);
+    ``src_ptr``/``src_strides``: the basic view of the indexed array (stride 0 on the index
+    dims); ``indices``: one (layout object, element strides over ``shape``, extent, view
+    stride in elements) per index array, all of one dtype the kernel takes
+    (``index_ctype``); ``slots``: (axis, size) per index array, for the error message.
+    """
+    n = _shapes.prod(shape)
+    if n == 0:
+        return
+    it = indices[0][0]._dtype
+    kp = padded_k(len(indices))
+    strides = [tuple(src_strides), tuple(dense_strides)] + [tuple(st) for _, st, _, _ in indices]
+    exts = tuple(e for _, _, e, _ in indices)
+    vsts = tuple(v for _, _, _, v in indices)
+    key = (tuple(shape), tuple(strides), exts, vsts, itemsize, it, scatter, dev)
+    d = _launches.get(key)
+    if d is None:
+        expr, grid, n, prm, idx = _describe(shape, strides, itemsize, it, kp, scatter)
+        ix = np.int32 if idx == "int" else _i64
+        err = _err_word(dev)
+        proto = (_P0,) * 10 + (_geom_struct(exts, vsts, kp), prm, ix(n), _ptr(err.ptr))
+        d = bind(FAMILY, expr, dev, proto, range(10)) + (grid,)
+        if len(_launches) >= _LAUNCHES_MAX:
+            _launches.clear()
+        _launches[key] = d
+    k, tail, grid = d
+    ptrs = [a._buf.ptr + a._offset for a, _, _, _ in indices]
+    ptrs += [ptrs[0]] * (8 - len(ptrs))
+    run(k, dev, grid, (dense_ptr, src_ptr, *ptrs) + tail)
+    check_bounds(dev, name, slots)
+
+
+# ---------------------------------------------------------------------------- masks
+def mask_tiles(n: int) -> int:
+    """Number of mask tiles (the length of ``mask_count``'s buffers) for ``n`` elements."""
+    return -(-n // CP_TILE)
+
+
+def mask_count(mask, dev: int, counts_buf, incl_buf) -> int:
+    """Per-tile counts of the True elements of boolean ``mask`` into ``counts_buf``, their
+    inclusive scan into ``incl_buf`` (both C-contiguous int64 layouts of ``mask_tiles(n)``
+    elements) and the total (one device read: it decides the output's shape)."""
+    from ._scan import scan
+
+    n = mask.size
+    contig, m_shape, m_st, nd, idx = _mask_layout(mask)
+    layout = strided_params(m_shape, [m_st], nd)
+    ix = np.int32 if idx == "int" else _i64
+    n_tiles = -(-n // CP_TILE)
+    launch("search", f"gp_nonzero_count<bool, {'true' if contig else 'false'}, {nd}, {idx}>", dev, n_tiles,
+           (_ptr(counts_buf._buf.ptr + counts_buf._offset), _ptr(mask._buf.ptr + mask._offset), layout, ix(n)))
+    scan("sum", counts_buf, 0, incl_buf)
+    cp = _backend.cupy()
+    host = np.zeros(1, dtype=np.int64)
+    s = cp.cuda.get_current_stream()
+    cp.cuda.runtime.memcpyAsync(host.ctypes.data, incl_buf._buf.ptr + incl_buf._offset + (n_tiles - 1) * 8, 8, 2,
+                                s.ptr)
+    s.synchronize()
+    return int(host[0])
+
+
+def _mask_layout(mask):
+    isz = mask._dtype.itemsize
+    est = tuple(s // isz for s in mask._strides)
+    m_shape, (m_st,) = _shapes.merge_dims(mask._shape, [est])
+    contig = len(m_shape) == 1 and m_st[0] == 1
+    n = _shapes.prod(mask._shape)
+    idx = index_type(n, [_shapes.span_elements(mask._shape, est)])
+    return contig, m_shape, m_st, nd_template(len(m_shape)), idx
+
+
+def mask_compact(out_ptr: int, x, mask, incl, dev: int) -> None:
+    """out[p] = x[e] for the p-th True element e of ``mask`` (C order; mask and x of one
+    shape, any layouts), positions from ``incl`` (``mask_count``)."""
+    n = mask.size
+    mis = mask._dtype.itemsize
+    xis = x._dtype.itemsize
+    mst = tuple(s // mis for s in mask._strides)
+    xst = tuple(s // xis for s in x._strides)
+    m_shape, (a, b) = _shapes.merge_dims(mask._shape, [mst, xst])
+    contig = len(m_shape) == 1 and a == (1,) and b == (1,)
+    nd = nd_template(len(m_shape))
+    idx = index_type(n, [_shapes.span_elements(m_shape, a), _shapes.span_elements(m_shape, b)])
+    ix = np.int32 if idx == "int" else _i64
+    prm = strided_params(m_shape, [a, b], nd)
+    expr = f"gp_index_compact<{_STORAGE[xis]}, {'true' if contig else 'false'}, {nd}, {idx}>"
+    launch(FAMILY, expr, dev, -(-n // CP_TILE),
+           (_ptr(out_ptr), _ptr(incl._buf.ptr + incl._offset), _ptr(mask._buf.ptr + mask._offset),
+            _ptr(x._buf.ptr + x._offset), prm, ix(n)))
+
+
+def instances() -> list[str]:
+    """Registered "index" instances: gather and scatter of every element size with int64 and
+    int32 indices, one and two index arrays, ND=4, both index widths; compaction of every
+    element size (contiguous and strided)."""
+    out = []
+    for s in _STORAGE.values():
+        for it in ("gp::int64", "gp::int32"):
+            for k in (1, 2):
+                for idx in ("int", "long long"):
+                    out += [f"gp_index_gather<{s}, {it}, {k}, 4, {idx}>", f"gp_index_scatter<{s}, {it}, {k}, 4, {idx}>"]
+        out += [f"gp_index_compact<{s}, true, 4, int>", f"gp_index_compact<{s}, false, 4, int>"]
+    return out

@@ -1,0 +1,77 @@
+"""Indexing functions (spec section "Indexing Functions"): take and take_along_axis, one
+gather launch each (gparray/_engine/_index.py), with the same device-side bounds check as
+``x[idx]`` (IndexError after the launch; never a read outside ``x``)."""
+from __future__ import annotations
+
+from ._array import Array
+from ._engine import _elementwise as _ew
+from ._engine import _index as _ix
+from ._engine import _shapes
+
+
+def _check_indices(x, indices, name):
+    if not isinstance(x, Array):
+        raise TypeError(f"{name}: x must be a gparray Array, got {type(x).__name__}")
+    if not isinstance(indices, Array):
+        raise TypeError(f"{name}: indices must be a gparray Array, got {type(indices).__name__}")
+    if indices._dtype.kind not in "iu":
+        raise TypeError(f"{name}: indices must have an integer data type, got {indices._dtype}")
+    if indices._device != x._device:
+        raise ValueError(f"{name}: indices are on {indices._device}, x on {x._device}")
+    conv = _ix.index_conversion(indices._dtype)
+    return indices if conv is None else _ew.copy_new(indices, conv)
+
+
+def take(x, indices, /, *, axis=None):
+    """Elements of ``x`` at ``indices`` (an integer array; negative values count from the
+    end) along ``axis`` (optional for 1-D ``x``, required otherwise); out-of-range indices
+    raise IndexError."""
+    from ._indexing import getitem
+
+    _check_indices(x, indices, "take")
+    if axis is None:
+        if x.ndim != 1:
+            raise ValueError(f"take: axis is required for an array of {x.ndim} dimensions (spec); "
+                             "pass axis=... (flatten first for NumPy's axis=None)")
+        axis = 0
+    if x.ndim == 0:
+        raise ValueError("take: x must have at least one dimension")
+    axis = _shapes.normalize_axis(axis, x.ndim, "take")
+    return getitem(x, (slice(None),) * axis + (indices,))
+
+
+def take_along_axis(x, indices, /, *, axis=-1):
+    """``out[..., j, ...] = x[..., indices[..., j, ...], ...]`` along ``axis``: ``indices`` has
+    x's number of dimensions and broadcasts against ``x`` on the other axes."""
+    from ._creation import _empty
+
+    name = "take_along_axis"
+    indices = _check_indices(x, indices, name)
+    if indices.ndim != x.ndim:
+        raise ValueError(f"{name}: indices must have the same number of dimensions as x "
+                         f"({x.ndim}), got {indices.ndim}")
+    if x.ndim == 0:
+        raise ValueError(f"{name}: x must have at least one dimension")
+    axis = _shapes.normalize_axis(axis, x.ndim, name)
+    xs = x._shape[:axis] + (1,) + x._shape[axis + 1:]
+    js = indices._shape[:axis] + (1,) + indices._shape[axis + 1:]
+    try:
+        shape = list(_shapes.broadcast_shapes(xs, js, name=name))
+    except ValueError:
+        raise ValueError(f"{name}: x of shape {x._shape} and indices of shape {indices._shape} are not "
+                         f"compatible outside axis {axis}") from None
+    shape[axis] = indices._shape[axis]
+    shape = tuple(shape)
+    out = _empty(shape, x._dtype, x._device)
+    if out.size == 0:
+        return out
+    isz = x._dtype.itemsize
+    xst = list(_shapes.broadcast_strides(xs, tuple(s // isz for s in x._strides), shape[:axis] + (1,) + shape[axis + 1:]))
+    xst[axis] = 0
+    jst = _shapes.broadcast_strides(indices._shape, tuple(s // indices._dtype.itemsize for s in indices._strides),
+                                    shape)
+    ext = x._shape[axis]
+    _ix.index_copy(out._ptr, _shapes.c_strides(shape), x._ptr, tuple(xst),
+                   [(indices, jst, ext, x._strides[axis] // isz)], shape, isz, x._device._id, False, name,
+                   [(axis, ext)])
+    return out
