@@ -65,8 +65,17 @@ _views: dict = {}  # (shape, strides, key signature) -> (offset, shape, strides)
 _VIEWS_MAX = 4096
 
 
+_fast: dict = {}  # (x layout, index layout, device) -> (result shape, prepared launch, slots)
+
+
 def getitem(x, key):
-    """``x[key]``: a view for basic keys, a new C-contiguous array for advanced ones."""
+    """``x[key]``: a view for basic keys, a new C-contiguous array for advanced ones (a key
+    that is one integer Array reuses the launch prepared for the same layouts)."""
+    if type(key) is Array:
+        d = _fast.get((x._shape, x._strides, x._dtype, key._shape, key._strides, key._dtype, key._device,
+                       x._device))
+        if d is not None:
+            return _gather_fast(x, key, d)
     sig = key_signature(key)
     if sig is not None:
         v = _views.get((x._shape, x._strides, sig))
@@ -84,7 +93,7 @@ def getitem(x, key):
         a = p.advanced[0]
         if a.view_axis == 0 and a.index.ndim == len(p.shape):
             return _compact(x, p, a.index)
-    return _gather(x, p)
+    return _gather(x, p, key if type(key) is Array else None)
 
 
 # ---------------------------------------------------------------------------- execution
@@ -149,8 +158,19 @@ def _strides_over(layout, p, arrays, isz):
     return tuple(src), idx
 
 
-def _gather(x, p):
-    """x[key] for a GATHER plan (and masks over leading dimensions)."""
+def _gather_fast(x, key, d):
+    from ._creation import _empty
+
+    shape, prep, slots = d
+    out = _empty(shape, x._dtype, x._device)
+    _ix.launch_prepared(prep, x._device._id, out._buf.ptr, x._buf.ptr + x._offset, (key._buf.ptr + key._offset,),
+                        "__getitem__", slots)
+    return out
+
+
+def _gather(x, p, key=None):
+    """x[key] for a GATHER plan (and masks over leading dimensions); ``key``: the original
+    key when it is one integer Array (its launch is then remembered for ``getitem``)."""
     from ._creation import _empty
 
     arrays, slots, layout = _index_arrays(x, p, "__getitem__")
@@ -159,10 +179,17 @@ def _gather(x, p):
     if out.size == 0:
         return out
     src, idx = _strides_over(layout, p, arrays, isz)
-    indices = [(t, st, p.shape[v], p.strides[v] // isz) for t, st, v in zip(arrays, idx, layout.consumed)]
-    dense = _shapes.c_strides(layout.shape)
-    _ix.index_copy(out._ptr, dense, x._ptr + p.offset, src, indices, layout.shape, isz, x._device._id, False,
-                   "__getitem__", slots)
+    exts = [p.shape[v] for v in layout.consumed]
+    vsts = [p.strides[v] // isz for v in layout.consumed]
+    dev = x._device._id
+    prep = _ix.prepare(_shapes.c_strides(layout.shape), src, idx, exts, vsts, layout.shape, isz, arrays[0]._dtype,
+                       False, dev)
+    if key is not None and arrays[0] is key:
+        if len(_fast) >= _VIEWS_MAX:
+            _fast.clear()
+        _fast[(x._shape, x._strides, x._dtype, key._shape, key._strides, key._dtype, key._device, x._device)] = \
+            (layout.shape, prep, slots)
+    _ix.launch_prepared(prep, dev, out._ptr, x._ptr + p.offset, [t._ptr for t in arrays], "__getitem__", slots)
     return out
 
 
@@ -217,13 +244,28 @@ def setitem(x, key, value):
     """``x[key] = value``: FILL or COPY into the basic view of ``key``, SCATTER for advanced
     keys (``value`` a Python scalar or an Array broadcast to the indexed shape, cast to x's
     dtype)."""
-    key = _prepare_key(key, x, "__setitem__")
     is_array = isinstance(value, Array)
-    p = setitem_plan(x._shape, x._strides, key, value)
     if is_array:
         _check_array_value(x, value)
     else:
         _check_scalar_for(x, value)
+    if type(key) is Array and key.ndim and key._dtype.kind in "iu" and key._device == x._device:
+        v = _as_value(x, value)
+        fk = (x._shape, x._strides, x._dtype, key._shape, key._strides, key._dtype, x._device, v._shape, v._strides)
+        d = _fast_set.get(fk)
+        if d is None:
+            p = setitem_plan(x._shape, x._strides, key, value)
+            d = _scatter(x, p, v, key)
+            if d is not None:
+                if len(_fast_set) >= _VIEWS_MAX:
+                    _fast_set.clear()
+                _fast_set[fk] = d
+            return
+        prep, slots = d
+        _ix.launch_prepared(prep, x._device._id, v._ptr, x._ptr, (key._ptr,), "__setitem__", slots)
+        return
+    key = _prepare_key(key, x, "__setitem__")
+    p = setitem_plan(x._shape, x._strides, key, value)
     if p.kind is PlanKind.SCATTER:
         _scatter(x, p, value)
         return
@@ -250,25 +292,34 @@ def _as_value(x, value):
     return value
 
 
-def _scatter(x, p, value):
+_fast_set: dict = {}  # (x, key, value layouts) -> (prepared launch, slots) of x[key] = value
+
+
+def _scatter(x, p, value, key=None):
+    """x[key] = value for a SCATTER plan; returns (prepared launch, slots) when ``key`` (the
+    original key, one integer Array) was the only index array and the launch can be reused
+    for the same layouts."""
     a = p.advanced
     if len(a) == 1 and a[0].kind == "mask" and (not isinstance(value, Array) or value.size == 1):
         _masked_fill(x, p, a[0], value)
-        return
+        return None
     arrays, slots, layout = _index_arrays(x, p, "__setitem__")
     vshape = value._shape if isinstance(value, Array) else ()
     if _shapes.broadcast_shapes(layout.shape, vshape, name="__setitem__") != layout.shape:
         raise ValueError(f"__setitem__: could not broadcast value of shape {vshape} into the indexed "
                          f"shape {layout.shape}")
     if _shapes.prod(layout.shape) == 0:
-        return
+        return None
     v = _as_value(x, value)
     isz = x._dtype.itemsize
     src, idx = _strides_over(layout, p, arrays, isz)
     dense = _shapes.broadcast_strides(v._shape, tuple(s // isz for s in v._strides), layout.shape)
-    indices = [(t, st, p.shape[vx], p.strides[vx] // isz) for t, st, vx in zip(arrays, idx, layout.consumed)]
-    _ix.index_copy(v._ptr, dense, x._ptr + p.offset, src, indices, layout.shape, isz, x._device._id, True,
-                   "__setitem__", slots)
+    exts = [p.shape[vx] for vx in layout.consumed]
+    vsts = [p.strides[vx] // isz for vx in layout.consumed]
+    dev = x._device._id
+    prep = _ix.prepare(dense, src, idx, exts, vsts, layout.shape, isz, arrays[0]._dtype, True, dev)
+    _ix.launch_prepared(prep, dev, v._ptr, x._ptr + p.offset, [t._ptr for t in arrays], "__setitem__", slots)
+    return (prep, slots) if key is not None and arrays[0] is key and v is value else None
 
 
 def _masked_fill(x, p, a, value):

@@ -98,8 +98,8 @@ def check_bounds(dev: int, name: str, slots) -> None:
     cp = _backend.cupy()
     blk = _err_blocks[dev]
     s = cp.cuda.get_current_stream()
+    # into pageable host memory: returns once the copy (and so the launch before it) is done
     cp.cuda.runtime.memcpyAsync(_err_host.ctypes.data, blk.ptr, 24, 2, s.ptr)
-    s.synchronize()
     if _err_host[0]:
         slot = int(_err_host[1])
         value = int(_err_host[2].view(np.int64))
@@ -130,42 +130,50 @@ def _describe(shape, strides, itemsize, it_dtype, kp, scatter):
     return expr, -(-n // TILE), n, prm, idx
 
 
-def index_copy(dense_ptr, dense_strides, src_ptr, src_strides, indices, shape, itemsize, dev, scatter, name,
-               slots):
-    """Gather (dense[i] = src[...]) or scatter (src[...] = dense[i]) over the C-order
-    positions of ``shape``.
-
-    ``dense_ptr``/``dense_strides``: the dense side's address and element strides over
-    ``shape`` (the gather's C-contiguous output, or the scatter's value, broadcast);
-    ``src_ptr``/``src_strides``: the basic view of the indexed array (stride 0 on the index
-    dims); ``indices``: one (layout object, element strides over ``shape``, extent, view
-    stride in elements) per index array, all of one dtype the kernel takes
-    (``index_ctype``); ``slots``: (axis, size) per index array, for the error message.
-    """
-    n = _shapes.prod(shape)
-    if n == 0:
-        return
-    it = indices[0][0]._dtype
-    kp = padded_k(len(indices))
-    strides = [tuple(src_strides), tuple(dense_strides)] + [tuple(st) for _, st, _, _ in indices]
-    exts = tuple(e for _, _, e, _ in indices)
-    vsts = tuple(v for _, _, _, v in indices)
-    key = (tuple(shape), tuple(strides), exts, vsts, itemsize, it, scatter, dev)
+def prepare(dense_strides, src_strides, index_strides, exts, vstrides, shape, itemsize, it, scatter, dev):
+    """The launch of one gather (dense[i] = src[...]) or scatter (src[...] = dense[i]) over
+    the C-order positions of non-empty ``shape``: a bound kernel, its constant tail and grid
+    (memoized per layout). Element strides over ``shape``: ``dense_strides`` of the dense
+    side (the gather's C-contiguous output, the scatter's broadcast value),
+    ``src_strides`` of the indexed array's basic view (0 on the index dims),
+    ``index_strides`` of each index array (of dtype ``it``, see ``index_ctype``); ``exts``
+    and ``vstrides``: extent and view stride (elements) of the axis each array indexes."""
+    strides = [tuple(src_strides), tuple(dense_strides)] + [tuple(st) for st in index_strides]
+    key = (tuple(shape), tuple(strides), tuple(exts), tuple(vstrides), itemsize, it, scatter, dev)
     d = _launches.get(key)
     if d is None:
+        kp = padded_k(len(index_strides))
         expr, grid, n, prm, idx = _describe(shape, strides, itemsize, it, kp, scatter)
         ix = np.int32 if idx == "int" else _i64
         err = _err_word(dev)
-        proto = (_P0,) * 10 + (_geom_struct(exts, vsts, kp), prm, ix(n), _ptr(err.ptr))
+        proto = (_P0,) * 10 + (_geom_struct(exts, vstrides, kp), prm, ix(n), _ptr(err.ptr))
         d = bind(FAMILY, expr, dev, proto, range(10)) + (grid,)
         if len(_launches) >= _LAUNCHES_MAX:
             _launches.clear()
         _launches[key] = d
+    return d
+
+
+def launch_prepared(d, dev: int, dense_ptr: int, src_ptr: int, ptrs, name: str, slots) -> None:
+    """Run launch ``d`` (``prepare``) with these addresses (``ptrs``: of the index arrays),
+    then check the indices (``check_bounds``)."""
     k, tail, grid = d
-    ptrs = [a._buf.ptr + a._offset for a, _, _, _ in indices]
-    ptrs += [ptrs[0]] * (8 - len(ptrs))
+    if len(ptrs) < 8:
+        ptrs = tuple(ptrs) + (ptrs[0],) * (8 - len(ptrs))
     run(k, dev, grid, (dense_ptr, src_ptr, *ptrs) + tail)
     check_bounds(dev, name, slots)
+
+
+def index_copy(dense_ptr, dense_strides, src_ptr, src_strides, indices, shape, itemsize, dev, scatter, name,
+               slots):
+    """``prepare`` + ``launch_prepared`` for ``indices`` = one (layout object, element strides
+    over ``shape``, extent, view stride in elements) per index array; ``slots``: (axis,
+    size) per index array, for the error message. Nothing happens for an empty ``shape``."""
+    if _shapes.prod(shape) == 0:
+        return
+    d = prepare(dense_strides, src_strides, [st for _, st, _, _ in indices], [e for _, _, e, _ in indices],
+                [v for _, _, _, v in indices], shape, itemsize, indices[0][0]._dtype, scatter, dev)
+    launch_prepared(d, dev, dense_ptr, src_ptr, [a._buf.ptr + a._offset for a, _, _, _ in indices], name, slots)
 
 
 # ---------------------------------------------------------------------------- masks
