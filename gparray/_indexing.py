@@ -74,7 +74,7 @@ def getitem(x, key):
     if type(key) is Array:
         d = _fast.get((x._shape, x._strides, x._dtype, key._shape, key._strides, key._dtype, key._device,
                        x._device))
-        if d is not None:
+        if d is not None and not (x._buf.ptr + x._offset) & 15:
             return _gather_fast(x, key, d)
     sig = key_signature(key)
     if sig is not None:
@@ -182,9 +182,10 @@ def _gather(x, p, key=None):
     exts = [p.shape[v] for v in layout.consumed]
     vsts = [p.strides[v] // isz for v in layout.consumed]
     dev = x._device._id
+    align = _ix.alignment(out._ptr, x._ptr + p.offset)
     prep = _ix.prepare(_shapes.c_strides(layout.shape), src, idx, exts, vsts, layout.shape, isz, arrays[0]._dtype,
-                       False, dev)
-    if key is not None and arrays[0] is key:
+                       False, dev, align)
+    if key is not None and arrays[0] is key and align == 16:
         if len(_fast) >= _VIEWS_MAX:
             _fast.clear()
         _fast[(x._shape, x._strides, x._dtype, key._shape, key._strides, key._dtype, key._device, x._device)] = \
@@ -253,7 +254,7 @@ def setitem(x, key, value):
         v = _as_value(x, value)
         fk = (x._shape, x._strides, x._dtype, key._shape, key._strides, key._dtype, x._device, v._shape, v._strides)
         d = _fast_set.get(fk)
-        if d is None:
+        if d is None or (x._ptr | v._ptr) & 15:
             p = setitem_plan(x._shape, x._strides, key, value)
             d = _scatter(x, p, v, key)
             if d is not None:
@@ -317,9 +318,11 @@ def _scatter(x, p, value, key=None):
     exts = [p.shape[vx] for vx in layout.consumed]
     vsts = [p.strides[vx] // isz for vx in layout.consumed]
     dev = x._device._id
-    prep = _ix.prepare(dense, src, idx, exts, vsts, layout.shape, isz, arrays[0]._dtype, True, dev)
+    align = _ix.alignment(v._ptr, x._ptr + p.offset)
+    prep = _ix.prepare(dense, src, idx, exts, vsts, layout.shape, isz, arrays[0]._dtype, True, dev, align)
     _ix.launch_prepared(prep, dev, v._ptr, x._ptr + p.offset, [t._ptr for t in arrays], "__setitem__", slots)
-    return (prep, slots) if key is not None and arrays[0] is key and v is value else None
+    reuse = key is not None and arrays[0] is key and v is value and align == 16
+    return (prep, slots) if reuse else None
 
 
 def _masked_fill(x, p, a, value):

@@ -14,7 +14,7 @@ class Info:
     def capabilities(self) -> dict:
         """What optional behaviour gparray supports."""
         return {
-            "boolean indexing": False,
+            "boolean indexing": True,
             "data-dependent shapes": True,
             "max dimensions": 64,
         }

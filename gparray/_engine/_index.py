@@ -114,40 +114,65 @@ _launches: dict = {}
 _LAUNCHES_MAX = 4096
 
 
-def _describe(shape, strides, itemsize, it_dtype, kp, scatter):
-    """(expr, grid, n, layout struct, index type) of one gather/scatter launch over ``shape``
-    with element ``strides`` = [source view, dense, index arrays...]."""
-    n = _shapes.prod(shape)
-    m_shape, m_strides = _shapes.merge_dims(shape, strides)
-    pad = kp - (len(strides) - 2)
-    m_strides = list(m_strides) + [tuple(0 for _ in m_shape)] * pad
-    nd = nd_template(len(m_shape))
-    spans = [_shapes.span_elements(m_shape, st) for st in m_strides]
-    idx = index_type(n, spans)
-    kind = "scatter" if scatter else "gather"
-    expr = f"gp_index_{kind}<{_STORAGE[itemsize]}, {_INDEX_TYPES[it_dtype]}, {kp}, {nd}, {idx}>"
-    prm = strided_params(m_shape, m_strides, nd)
-    return expr, -(-n // TILE), n, prm, idx
+def widen(shape, strides, vstrides, itemsize: int, align: int):
+    """Move whole rows in wider elements: when the innermost (merged) dimension is contiguous
+    in the source view and the dense side, is not indexed (index strides 0) and its length,
+    the outer strides and the view strides of the indexed axes are multiples of f = w /
+    itemsize, the launch moves elements of w bytes (w <= 16 and <= ``align``, the alignment
+    of both addresses) over a shape whose last extent is divided by f (a row gather of 64
+    float32 moves 16 b16 per row). Returns (shape, strides, vstrides, itemsize), unchanged
+    when no width applies."""
+    if not shape or strides[0][-1] != 1 or strides[1][-1] != 1 or any(st[-1] != 0 for st in strides[2:]):
+        return shape, strides, vstrides, itemsize
+    for w in (16, 8, 4, 2):
+        if w <= itemsize or w > align:
+            continue
+        f = w // itemsize
+        if shape[-1] % f or any(x % f for st in strides[:2] for x in st[:-1]) or any(v % f for v in vstrides):
+            continue
+        shape = tuple(shape[:-1]) + (shape[-1] // f,)
+        strides = [tuple(x // f for x in st[:-1]) + (1,) for st in strides[:2]] + list(strides[2:])
+        return shape, strides, [v // f for v in vstrides], w
+    return shape, strides, vstrides, itemsize
 
 
-def prepare(dense_strides, src_strides, index_strides, exts, vstrides, shape, itemsize, it, scatter, dev):
+def alignment(*ptrs) -> int:
+    """The largest power of two (at most 16) dividing every address."""
+    a = 16
+    for p in ptrs:
+        while p % a:
+            a //= 2
+    return a
+
+
+def prepare(dense_strides, src_strides, index_strides, exts, vstrides, shape, itemsize, it, scatter, dev,
+            align: int = 1):
     """The launch of one gather (dense[i] = src[...]) or scatter (src[...] = dense[i]) over
     the C-order positions of non-empty ``shape``: a bound kernel, its constant tail and grid
     (memoized per layout). Element strides over ``shape``: ``dense_strides`` of the dense
     side (the gather's C-contiguous output, the scatter's broadcast value),
     ``src_strides`` of the indexed array's basic view (0 on the index dims),
     ``index_strides`` of each index array (of dtype ``it``, see ``index_ctype``); ``exts``
-    and ``vstrides``: extent and view stride (elements) of the axis each array indexes."""
+    and ``vstrides``: extent and view stride (elements) of the axis each array indexes;
+    ``align``: the alignment of the dense and source addresses (``alignment``)."""
     strides = [tuple(src_strides), tuple(dense_strides)] + [tuple(st) for st in index_strides]
-    key = (tuple(shape), tuple(strides), tuple(exts), tuple(vstrides), itemsize, it, scatter, dev)
+    key = (tuple(shape), tuple(strides), tuple(exts), tuple(vstrides), itemsize, it, scatter, dev, align)
     d = _launches.get(key)
     if d is None:
         kp = padded_k(len(index_strides))
-        expr, grid, n, prm, idx = _describe(shape, strides, itemsize, it, kp, scatter)
+        m_shape, m_strides = _shapes.merge_dims(shape, strides)
+        m_shape, m_strides, vst, isz = widen(m_shape, list(m_strides), list(vstrides), itemsize, align)
+        m_strides = list(m_strides) + [tuple(0 for _ in m_shape)] * (kp - len(index_strides))
+        n = _shapes.prod(m_shape)
+        nd = nd_template(len(m_shape))
+        idx = index_type(n, [_shapes.span_elements(m_shape, st) for st in m_strides])
+        expr = (f"gp_index_{'scatter' if scatter else 'gather'}<{_STORAGE[isz]}, {_INDEX_TYPES[it]}, {kp}, "
+                f"{nd}, {idx}>")
         ix = np.int32 if idx == "int" else _i64
         err = _err_word(dev)
-        proto = (_P0,) * 10 + (_geom_struct(exts, vstrides, kp), prm, ix(n), _ptr(err.ptr))
-        d = bind(FAMILY, expr, dev, proto, range(10)) + (grid,)
+        proto = (_P0,) * 10 + (_geom_struct(exts, vst, kp), strided_params(m_shape, m_strides, nd), ix(n),
+                               _ptr(err.ptr))
+        d = bind(FAMILY, expr, dev, proto, range(10)) + (-(-n // TILE),)
         if len(_launches) >= _LAUNCHES_MAX:
             _launches.clear()
         _launches[key] = d
@@ -172,7 +197,8 @@ def index_copy(dense_ptr, dense_strides, src_ptr, src_strides, indices, shape, i
     if _shapes.prod(shape) == 0:
         return
     d = prepare(dense_strides, src_strides, [st for _, st, _, _ in indices], [e for _, _, e, _ in indices],
-                [v for _, _, _, v in indices], shape, itemsize, indices[0][0]._dtype, scatter, dev)
+                [v for _, _, _, v in indices], shape, itemsize, indices[0][0]._dtype, scatter, dev,
+                alignment(dense_ptr, src_ptr))
     launch_prepared(d, dev, dense_ptr, src_ptr, [a._buf.ptr + a._offset for a, _, _, _ in indices], name, slots)
 
 
