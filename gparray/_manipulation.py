@@ -12,8 +12,22 @@ from ._engine import _shapes
 
 
 def _check(x, name):
+    """TypeError naming ``name`` unless ``x`` is a gparray Array."""
     if not isinstance(x, Array):
         raise TypeError(f"{name}: expected a gparray Array, got {type(x).__name__}")
+
+
+def _int_seq(v, name, what):
+    """A tuple of ints from an int or a list/tuple/range of ints; TypeError naming ``name``."""
+    seq = v if isinstance(v, (list, tuple, range)) else (v,)
+    out = []
+    for a in seq:
+        try:
+            out.append(operator.index(a))
+        except TypeError:
+            raise TypeError(f"{name}: {what} must be an int or a sequence of ints, "
+                            f"got {type(a).__name__}") from None
+    return tuple(out)
 
 
 def _reshape_strides(shape, strides, new_shape):
@@ -102,16 +116,12 @@ def broadcast_shapes(*shapes):
 
 
 def expand_dims(x, /, axis=0):
-    """View of ``x`` with new length-1 axes inserted at ``axis`` (int or tuple)."""
+    """View of ``x`` with new length-1 axes inserted at ``axis`` (int or sequence of ints;
+    positions in the result, whose dimension the axes are normalized against)."""
     _check(x, "expand_dims")
-    axes = axis if isinstance(axis, tuple) else (axis,)
+    axes = _int_seq(axis, "expand_dims", "axis")
     nd = x.ndim + len(axes)
-    norm = []
-    for a in axes:
-        a = operator.index(a)
-        if not -nd <= a < nd:
-            raise IndexError(f"expand_dims: axis {a} is out of bounds for the result's {nd} dimensions")
-        norm.append(a + nd if a < 0 else a)
+    norm = [_shapes.normalize_axis(a, nd, "expand_dims") for a in axes]
     if len(set(norm)) != len(norm):
         raise ValueError(f"expand_dims: repeated axis in {axis}")
     shape, strides = list(x._shape), list(x._strides)
@@ -133,9 +143,11 @@ def squeeze(x, /, axis):
 
 
 def permute_dims(x, /, axes):
-    """View of ``x`` with its axes permuted."""
+    """View of ``x`` with its axes permuted (``axes``: a tuple or list of ints, or an int
+    for a 1-D array)."""
     _check(x, "permute_dims")
-    axes = tuple(_shapes.normalize_axis(a, x.ndim, "permute_dims") for a in axes)
+    axes = tuple(_shapes.normalize_axis(a, x.ndim, "permute_dims")
+                 for a in _int_seq(axes, "permute_dims", "axes"))
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: {axes} is not a permutation of the {x.ndim} axes")
     return x._view(x._offset, tuple(x._shape[a] for a in axes), tuple(x._strides[a] for a in axes))
@@ -148,10 +160,11 @@ def matrix_transpose(x, /):
 
 
 def moveaxis(x, source, destination, /):
-    """View of ``x`` with axes moved from ``source`` to ``destination``."""
+    """View of ``x`` with axes moved from ``source`` to ``destination`` (each an int or a
+    tuple/list of ints, of the same length)."""
     _check(x, "moveaxis")
-    src = source if isinstance(source, tuple) else (source,)
-    dst = destination if isinstance(destination, tuple) else (destination,)
+    src = _int_seq(source, "moveaxis", "source")
+    dst = _int_seq(destination, "moveaxis", "destination")
     if len(src) != len(dst):
         raise ValueError("moveaxis: source and destination must have the same number of axes")
     src = [_shapes.normalize_axis(a, x.ndim, "moveaxis") for a in src]
@@ -177,6 +190,7 @@ def flip(x, /, *, axis=None):
 
 
 def _join_checks(arrays, name):
+    """The arrays as a list and their result dtype; checks type, count and device."""
     arrays = list(arrays)
     if not arrays:
         raise ValueError(f"{name}: need at least one array")
@@ -235,3 +249,4 @@ def unstack(x, /, *, axis=0):
     axis = _shapes.normalize_axis(axis, x.ndim, "unstack")
     moved = moveaxis(x, axis, 0)
     return tuple(moved[i] for i in range(moved._shape[0]))
+
