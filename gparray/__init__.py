@@ -21,7 +21,7 @@ from ._indexing_functions import take, take_along_axis
 from ._info import __array_namespace_info__
 from ._manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims,
                             flip, matrix_transpose, moveaxis, permute_dims, reshape, squeeze, stack,
-                            unstack)
+                            unstack, repeat, roll, tile)
 from ._searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
 from ._statistical import (cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum,
                            var)

@@ -1,8 +1,13 @@
 """Manipulation functions (spec section "Manipulation Functions"): views where the layout
 allows (reshape of contiguous data, broadcast_to, expand_dims, squeeze, permute_dims,
-flip, moveaxis), copies otherwise (concat, stack)."""
+flip, moveaxis), copies otherwise (concat, stack, roll, tile, repeat).
+
+Every copy is one or a few strided copies (``_ew.copy_into``) of views of the source into
+views of a new C-contiguous output; the layouts of those views come from the pure helpers
+``roll_plan``, ``tile_layout`` and ``repeat_layout`` (tested on the CPU tier)."""
 from __future__ import annotations
 
+import itertools
 import operator
 
 from . import _dtypes as _dt
@@ -12,8 +17,22 @@ from ._engine import _shapes
 
 
 def _check(x, name):
+    """TypeError naming ``name`` unless ``x`` is a gparray Array."""
     if not isinstance(x, Array):
         raise TypeError(f"{name}: expected a gparray Array, got {type(x).__name__}")
+
+
+def _int_seq(v, name, what):
+    """A tuple of ints from an int or a list/tuple/range of ints; TypeError naming ``name``."""
+    seq = v if isinstance(v, (list, tuple, range)) else (v,)
+    out = []
+    for a in seq:
+        try:
+            out.append(operator.index(a))
+        except TypeError:
+            raise TypeError(f"{name}: {what} must be an int or a sequence of ints, "
+                            f"got {type(a).__name__}") from None
+    return tuple(out)
 
 
 def _reshape_strides(shape, strides, new_shape):
@@ -102,16 +121,12 @@ def broadcast_shapes(*shapes):
 
 
 def expand_dims(x, /, axis=0):
-    """View of ``x`` with new length-1 axes inserted at ``axis`` (int or tuple)."""
+    """View of ``x`` with new length-1 axes inserted at ``axis`` (int or sequence of ints;
+    positions in the result, whose dimension the axes are normalized against)."""
     _check(x, "expand_dims")
-    axes = axis if isinstance(axis, tuple) else (axis,)
+    axes = _int_seq(axis, "expand_dims", "axis")
     nd = x.ndim + len(axes)
-    norm = []
-    for a in axes:
-        a = operator.index(a)
-        if not -nd <= a < nd:
-            raise IndexError(f"expand_dims: axis {a} is out of bounds for the result's {nd} dimensions")
-        norm.append(a + nd if a < 0 else a)
+    norm = [_shapes.normalize_axis(a, nd, "expand_dims") for a in axes]
     if len(set(norm)) != len(norm):
         raise ValueError(f"expand_dims: repeated axis in {axis}")
     shape, strides = list(x._shape), list(x._strides)
@@ -133,9 +148,11 @@ def squeeze(x, /, axis):
 
 
 def permute_dims(x, /, axes):
-    """View of ``x`` with its axes permuted."""
+    """View of ``x`` with its axes permuted (``axes``: a tuple or list of ints, or an int
+    for a 1-D array)."""
     _check(x, "permute_dims")
-    axes = tuple(_shapes.normalize_axis(a, x.ndim, "permute_dims") for a in axes)
+    axes = tuple(_shapes.normalize_axis(a, x.ndim, "permute_dims")
+                 for a in _int_seq(axes, "permute_dims", "axes"))
     if sorted(axes) != list(range(x.ndim)):
         raise ValueError(f"permute_dims: {axes} is not a permutation of the {x.ndim} axes")
     return x._view(x._offset, tuple(x._shape[a] for a in axes), tuple(x._strides[a] for a in axes))
@@ -148,10 +165,11 @@ def matrix_transpose(x, /):
 
 
 def moveaxis(x, source, destination, /):
-    """View of ``x`` with axes moved from ``source`` to ``destination``."""
+    """View of ``x`` with axes moved from ``source`` to ``destination`` (each an int or a
+    tuple/list of ints, of the same length)."""
     _check(x, "moveaxis")
-    src = source if isinstance(source, tuple) else (source,)
-    dst = destination if isinstance(destination, tuple) else (destination,)
+    src = _int_seq(source, "moveaxis", "source")
+    dst = _int_seq(destination, "moveaxis", "destination")
     if len(src) != len(dst):
         raise ValueError("moveaxis: source and destination must have the same number of axes")
     src = [_shapes.normalize_axis(a, x.ndim, "moveaxis") for a in src]
@@ -177,6 +195,7 @@ def flip(x, /, *, axis=None):
 
 
 def _join_checks(arrays, name):
+    """The arrays as a list and their result dtype; checks type, count and device."""
     arrays = list(arrays)
     if not arrays:
         raise ValueError(f"{name}: need at least one array")
@@ -235,3 +254,216 @@ def unstack(x, /, *, axis=0):
     axis = _shapes.normalize_axis(axis, x.ndim, "unstack")
     moved = moveaxis(x, axis, 0)
     return tuple(moved[i] for i in range(moved._shape[0]))
+
+
+# ----------------------------------------------------------------- copies: roll, tile, repeat
+_ROLL_AXES_PER_PASS = 3  # 2**3 piece copies per pass; more rolled axes take further passes
+
+
+def roll_plan(shape, shifts, max_axes=_ROLL_AXES_PER_PASS):
+    """Copy passes for rolling an array of ``shape`` by ``shifts`` (a dict axis -> shift).
+
+    Returns a list of passes; each pass reads the previous pass's result (the source for the
+    first) into a new array of ``shape``. A pass is a list of pieces, and a piece is one
+    ``(dst_start, src_start, length)`` per axis: ``dst[dst_start:dst_start+length] =
+    src[src_start:src_start+length]`` along every axis at once. An axis rolled by ``s``
+    (mod its length) contributes two slices; a pass rolls at most ``max_axes`` axes, so it
+    has at most ``2**max_axes`` pieces. There is always at least one pass (a plain copy when
+    nothing moves); an empty shape gives passes with no pieces.
+    """
+    shape = tuple(shape)
+    if 0 in shape:
+        return [[]]
+    rolled = [a for a in sorted(shifts) if shifts[a] % shape[a]]
+    groups = [rolled[i:i + max_axes] for i in range(0, len(rolled), max_axes)] or [[]]
+    passes = []
+    for group in groups:
+        per_axis = []
+        for a, n in enumerate(shape):
+            s = shifts[a] % n if a in group else 0
+            per_axis.append(((s, 0, n - s), (0, n - s, s)) if s else ((0, 0, n),))
+        passes.append(list(itertools.product(*per_axis)))
+    return passes
+
+
+def _piece_view(a, piece, which):
+    """View of ``a`` on one roll piece (``which``: 0 for the destination, 1 for the source)."""
+    off = a._offset + sum(p[which] * st for p, st in zip(piece, a._strides))
+    return a._view(off, tuple(p[2] for p in piece), a._strides)
+
+
+def roll(x, /, shift, *, axis=None):
+    """Elements of ``x`` rolled (shifted cyclically) by ``shift`` along ``axis``.
+
+    ``shift`` and ``axis`` are ints or tuples/lists of ints; a length-1 one applies to each
+    entry of the other, and shifts of a repeated axis add up (NumPy). ``axis=None`` rolls the
+    flattened array and restores the shape. Always a new C-contiguous array: at most two
+    strided copies per rolled axis (a product over the rolled axes, three axes per pass).
+    """
+    from ._creation import _empty
+
+    _check(x, "roll")
+    shifts = _int_seq(shift, "roll", "shift")
+    shape = x._shape
+    if axis is None:
+        src = reshape(x, (-1,))
+        axes = (0,)
+    else:
+        src = x
+        axes = tuple(_shapes.normalize_axis(a, x.ndim, "roll")
+                     for a in _int_seq(axis, "roll", "axis"))
+    if len(shifts) != len(axes):
+        if len(shifts) == 1:
+            shifts = shifts * len(axes)
+        elif len(axes) == 1:
+            axes = axes * len(shifts)
+        else:
+            raise ValueError(f"roll: shift {shift} and axis {axis} must have the same length")
+    total = {}
+    for a, s in zip(axes, shifts):
+        total[a] = total.get(a, 0) + s
+    for p in roll_plan(src._shape, total):
+        out = _empty(src._shape, src._dtype, src._device)
+        for piece in p:
+            _ew.copy_into(_piece_view(out, piece, 0), _piece_view(src, piece, 1))
+        src = out
+    return src._view(src._offset, shape, _shapes.c_strides(shape, x._dtype.itemsize))
+
+
+def tile_layout(shape, strides, reps):
+    """(view shape, view strides, result shape) for ``tile``.
+
+    ``shape``/``strides`` describe the source and ``reps`` the repetitions (non-negative);
+    the shorter of the two is padded with leading 1s. The view has shape (r0, d0, r1, d1,
+    ...) with stride 0 on every r axis; copied into a C-contiguous array of that shape, it
+    is the result of shape (r0*d0, r1*d1, ...) without a further copy.
+    """
+    nd = max(len(shape), len(reps))
+    shape = (1,) * (nd - len(shape)) + tuple(shape)
+    strides = (0,) * (nd - len(strides)) + tuple(strides)
+    reps = (1,) * (nd - len(reps)) + tuple(reps)
+    vshape, vstrides = [], []
+    for r, d, st in zip(reps, shape, strides):
+        vshape += [r, d]
+        vstrides += [0, st]
+    return tuple(vshape), tuple(vstrides), tuple(r * d for r, d in zip(reps, shape))
+
+
+def tile(x, repetitions, /):
+    """``x`` repeated ``repetitions`` times along each axis (NumPy's ``tile``).
+
+    ``repetitions``: an int or a tuple/list of non-negative ints; when it is longer than
+    ``x.ndim`` new leading axes are added, when shorter it is padded with leading 1s. A new
+    C-contiguous array written by one strided copy of a stride-0 view of ``x``.
+    """
+    from ._creation import _empty
+
+    _check(x, "tile")
+    reps = _int_seq(repetitions, "tile", "repetitions")
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions must be non-negative, got {repetitions}")
+    vshape, vstrides, shape = tile_layout(x._shape, x._strides, reps)
+    out = _empty(vshape, x._dtype, x._device)
+    _ew.copy_into(out, x._view(x._offset, vshape, vstrides))
+    return out._view(out._offset, shape, _shapes.c_strides(shape, x._dtype.itemsize))
+
+
+def repeat_layout(shape, strides, axis, repeats):
+    """(view shape, view strides, result shape) for ``repeat`` by an int along ``axis``.
+
+    The view inserts an axis of length ``repeats`` and stride 0 after ``axis``; copied into a
+    C-contiguous array of that shape, it is the result (``axis`` ``repeats`` times longer)
+    without a further copy.
+    """
+    shape, strides = tuple(shape), tuple(strides)
+    vshape = shape[:axis + 1] + (repeats,) + shape[axis + 1:]
+    vstrides = strides[:axis + 1] + (0,) + strides[axis + 1:]
+    rshape = shape[:axis] + (shape[axis] * repeats,) + shape[axis + 1:]
+    return vshape, vstrides, rshape
+
+
+def _repeat_int(x, r, axis):
+    """``repeat`` by a non-negative int: one strided copy of a stride-0 view."""
+    from ._creation import _empty
+
+    vshape, vstrides, shape = repeat_layout(x._shape, x._strides, axis, r)
+    out = _empty(vshape, x._dtype, x._device)
+    _ew.copy_into(out, x._view(x._offset, vshape, vstrides))
+    return out._view(out._offset, shape, _shapes.c_strides(shape, x._dtype.itemsize))
+
+
+def repeat(x, repeats, /, *, axis=None):
+    """Each element of ``x`` repeated ``repeats`` times along ``axis``.
+
+    ``repeats``: a non-negative int, or an integer Array of shape (1,) or (x.shape[axis],)
+    (one count per element; a 0-d Array counts as shape (1,)). ``axis=None`` flattens ``x``
+    first; a 0-d ``x`` is treated as 1-D (NumPy). An int (or one-element Array) is one
+    strided copy; per-element counts take one device read for the total and the smallest
+    count, then a gather: the source index of output position j is the number of
+    cumulative counts <= j (``searchsorted(..., side="right")``) fed to ``take``.
+    """
+    from ._creation import astype
+    from ._dtypes import int64
+
+    _check(x, "repeat")
+    flat = axis is None or x.ndim == 0
+    if flat:
+        if axis is not None:
+            _shapes.normalize_axis(axis, 1, "repeat")
+        axis, n = 0, x.size
+    else:
+        axis = _shapes.normalize_axis(axis, x.ndim, "repeat")
+        n = x._shape[axis]
+    counts = None
+    if isinstance(repeats, Array):
+        if repeats._dtype.kind not in "iu":
+            raise TypeError(f"repeat: repeats must have an integer dtype, got {repeats._dtype}")
+        if repeats._device != x._device:
+            raise ValueError(f"repeat: x and repeats are on different devices "
+                             f"({x._device}, {repeats._device})")
+        if repeats.ndim > 1 or (repeats.ndim == 1 and repeats._shape[0] not in (1, n)):
+            raise ValueError(f"repeat: repeats of shape {repeats._shape} do not broadcast to "
+                             f"({n},) along axis {axis}")
+        if repeats.size == 1:
+            repeats = int(reshape(repeats, ()))
+        elif n == 0:
+            repeats = 0
+        else:
+            counts = astype(repeats, int64, copy=False)
+    else:
+        try:
+            repeats = operator.index(repeats)
+        except TypeError:
+            raise TypeError(f"repeat: repeats must be an int or an integer Array, "
+                            f"got {type(repeats).__name__}") from None
+    if counts is None and repeats < 0:
+        raise ValueError(f"repeat: repeats must be non-negative, got {repeats}")
+    if flat:
+        x = reshape(x, (-1,))
+    if counts is not None:
+        return _repeat_array(x, counts, axis)
+    return _repeat_int(x, repeats, axis)
+
+
+def _repeat_array(x, r64, axis):
+    """``repeat`` by per-element int64 counts ``r64`` (shape (x.shape[axis],), not empty)."""
+    import numpy as np
+
+    from ._creation import _empty, arange
+    from ._searching import searchsorted
+    from ._statistical import cumulative_sum, min as amin
+
+    cs = cumulative_sum(r64)
+    both = np.asarray(concat([cs[-1:], reshape(amin(r64), (1,))]))  # one device read
+    total, low = int(both[0]), int(both[1])
+    if low < 0:
+        raise ValueError(f"repeat: repeats must be non-negative, got {low}")
+    if total < 0:
+        raise ValueError("repeat: the total number of repeats overflows int64")
+    if total == 0:
+        shape = x._shape[:axis] + (0,) + x._shape[axis + 1:]
+        return _empty(shape, x._dtype, x._device)
+    idx = searchsorted(cs, arange(total, dtype=r64._dtype, device=x._device), side="right")
+    from ._indexing_functions import take  # (the gather lands with advanced indexing)
+
+    return take(x, idx, axis=axis)
