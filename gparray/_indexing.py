@@ -328,9 +328,9 @@ def _scatter(x, p, value, key=None):
 def _masked_fill(x, p, a, value):
     """x[mask] = v for one value: where(mask, v, x) into x's view, no synchronization."""
     view = x._view(x._offset + p.offset, p.shape, p.strides)
-    if view.size == 0:
-        return
     m = a.index
+    if view.size == 0 or m.size == 0:
+        return
     nd = m.ndim
     mst = [0] * len(p.shape)
     mst[a.view_axis:a.view_axis + nd] = m._strides

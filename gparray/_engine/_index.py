@@ -26,6 +26,7 @@ FAMILY = "index"
 ITEMS = 4                       # GP_IX_ITEMS
 TILE = BLOCK * ITEMS
 CP_TILE = (BLOCK // 32) * 16 * 32   # GP_CP_TILE (== the search family's GP_NZ_TILE)
+PAD_EXTENT = 1 << 62            # extent of a padding slot
 MAX_ARRAYS = 8                  # index arrays one launch takes (K is padded to 1, 2, 4 or 8)
 BOUNDS_CHECK = os.environ.get("GPARRAY_BOUNDS_CHECK", "1") not in ("0", "false", "no")
 
@@ -61,8 +62,9 @@ _geom_dtypes: dict = {}
 
 
 def _geom_struct(exts, vstrides, kp: int):
-    """The IndexGeom<K> struct: K extents and K view strides (padding slots index a
-    length-1 axis with stride 0, through the first index array)."""
+    """The IndexGeom<K> struct: K extents and K view strides. A padding slot reads the first
+    index array again, with view stride 0 and an extent no index value reaches, so it never
+    reports an error (the first array's own slot checks its values)."""
     dt = _geom_dtypes.get(kp)
     if dt is None:
         dt = _geom_dtypes[kp] = np.dtype([("v", np.int64, (2 * kp,))])
@@ -70,7 +72,7 @@ def _geom_struct(exts, vstrides, kp: int):
     v = rec["v"]
     k = len(exts)
     v[:k] = exts
-    v[k:kp] = 1
+    v[k:kp] = PAD_EXTENT
     v[kp:kp + k] = vstrides
     return rec[()]
 

@@ -203,7 +203,8 @@ def plan(shape: tuple, strides: tuple, key, name: str = "__getitem__") -> IndexP
         else:  # boolarray
             nd = k.ndim
             for j in range(nd):
-                if k.shape[j] != shape[axis + j]:
+                # an empty mask axis matches any axis (NumPy and the spec's tests accept it)
+                if k.shape[j] != shape[axis + j] and k.shape[j] != 0:
                     raise IndexError(f"{name}: boolean index did not match indexed array along axis "
                                      f"{axis + j}; size of axis is {shape[axis + j]} but size of "
                                      f"corresponding boolean axis is {k.shape[j]}")
