@@ -12,6 +12,10 @@ included). Python scalars are accepted on either side of every binary function.
 """
 from __future__ import annotations
 
+import sys
+
+from . import _array
+from ._kernels._launcher import _claunch
 from ._ops import BOOL, FLOAT, LOGICAL, PROMOTE, REAL, BinaryOp, ClipOp, UnaryOp
 
 # ----------------------------------------------------------------------------- arithmetic
@@ -210,14 +214,15 @@ _OPERATORS = {
 }
 
 
-def _install_compiled_operators():
-    """Put each operator's compiled Fast object (sharing its function's Table) on Array, with
-    the Python method as its fallback. Nothing changes when the extension is not built."""
-    from ._array import Array
-    from ._kernels._launcher import _claunch
-
+def _install_operators():
+    """Give Array its operators: bind this module as the one the Python operator methods of
+    gparray/_array.py call (the Array layer cannot import a namespace module), then put each
+    operator's compiled Fast object (sharing its function's Table) on Array, with the Python
+    method as its fallback. Without the extension only the binding happens."""
+    _array._ew = sys.modules[__name__]
     if _claunch is None:
         return
+    Array = _array.Array
     for dunder, (fname, reflected) in _OPERATORS.items():
         op = globals()[fname]
         py = Array.__dict__[dunder]
@@ -225,4 +230,4 @@ def _install_compiled_operators():
         setattr(Array, dunder, _claunch.Fast(op._table, py, op._nin, reflected))
 
 
-_install_compiled_operators()
+_install_operators()
