@@ -133,14 +133,20 @@ def merge_dims(shape, strides_list):
     return tuple(new_shape), [tuple(ns) for ns in new_strides]
 
 
+class AxisError(ValueError, IndexError):
+    """An axis outside an array's dimensions. Both a ValueError and an IndexError, like
+    NumPy's ``numpy.exceptions.AxisError``, whose message wording it shares (after the
+    function's name): ``sum: axis 10 is out of bounds for array of dimension 1``."""
+
+
 def normalize_axis(axis, ndim: int, name: str) -> int:
-    """A non-negative axis for ``ndim`` dims; IndexError naming ``name`` when out of range."""
+    """A non-negative axis for ``ndim`` dims; AxisError naming ``name`` when out of range."""
     try:
         axis = operator.index(axis)
     except TypeError:
         raise TypeError(f"{name}: axis must be an integer, got {type(axis).__name__}") from None
     if not -ndim <= axis < ndim:
-        raise IndexError(f"{name}: axis {axis} is out of bounds for an array of dimension {ndim}")
+        raise AxisError(f"{name}: axis {axis} is out of bounds for array of dimension {ndim}")
     return axis + ndim if axis < 0 else axis
 
 
