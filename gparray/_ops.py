@@ -29,7 +29,7 @@ _FLOAT_MAX = {_dt.float32: 3.4028234663852886e38, _dt.float64: 1.797693134862315
 PROMOTE = "promote"      # output = promoted dtype (add, multiply, ...)
 BOOL = "bool"            # output bool, compute in the promoted dtype (equal, isnan, ...)
 LOGICAL = "logical"      # output bool, compute in bool (logical_and, ...)
-FLOAT = "float"          # integer inputs give the default float (divide)
+FLOAT = "float"          # integer and bool inputs give the default float (divide, exp, atan2...)
 REAL = "real"            # complex inputs give their real dtype (abs, real, imag)
 
 
