@@ -14,9 +14,8 @@ import numpy as np
 
 from . import _backend, _dlpack, _transfer
 from . import _dtypes as _dt
-from ._array import Array, _copy, _empty, _from_host, _from_layout
-# _to_host and _copy_to_device are imported for code that still finds them here (aliases)
-from ._array import _copy_to_device, _to_host  # noqa: F401
+from ._array import Array, _copy, _empty, _from_host, _from_layout, _to_host
+from ._array import _copy_to_device  # noqa: F401  (an alias for code that still finds it here)
 from ._device import normalize_device
 from ._engine import _elementwise as _ew
 from ._engine._launch import ctype, launch
@@ -322,11 +321,29 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     return out
 
 
+def _linspace_bound(v):
+    """A 0-d Array bound of linspace as a Python number (one device read); others unchanged."""
+    if not isinstance(v, Array):
+        return v
+    if v.ndim != 0:
+        raise ValueError(f"linspace: start and stop must be numbers or 0-d arrays, got an array of shape {v.shape}")
+    if v._dtype.kind == "b":
+        raise TypeError("linspace: start and stop must be numbers, got a bool array")
+    return _to_host(v).item()
+
+
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
-    """``num`` evenly spaced samples from ``start`` to ``stop`` (inclusive when ``endpoint``)."""
+    """``num`` evenly spaced samples from ``start`` to ``stop`` (inclusive when ``endpoint``).
+
+    ``start`` and ``stop`` are numbers or, like NumPy's, 0-d Arrays (read once each; the
+    default dtype is then chosen as for the Python numbers they hold, and the default device
+    is the first such array's)."""
+    if device is None:
+        device = next((v._device for v in (start, stop) if isinstance(v, Array)), None)
+    start, stop = _linspace_bound(start), _linspace_bound(stop)
     for v in (start, stop):
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, complex, np.number)):
-            raise TypeError(f"linspace: start and stop must be numbers, got {type(v).__name__}")
+            raise TypeError(f"linspace: start and stop must be numbers or 0-d arrays, got {type(v).__name__}")
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")
