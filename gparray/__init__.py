@@ -8,11 +8,10 @@ __array_api_version__ = "2025.12"
 
 from ._array import Array
 from ._constants import e, inf, nan, newaxis, pi
-from ._creation import (arange, asarray, astype, empty, empty_like, eye, full, full_like, linspace,
-                        meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
+from ._creation import (arange, asarray, astype, empty, empty_like, eye, from_dlpack, full, full_like,
+                        linspace, meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
 from ._data_type_functions import can_cast, finfo, iinfo, isdtype, result_type
 from ._device import Device
-from ._dlpack import from_dlpack
 from ._dtypes import (bool, complex64, complex128, float16, float32, float64, int8, int16, int32,
                       int64, uint8, uint16, uint32, uint64)
 from ._elementwise_funcs import *  # noqa: F401,F403

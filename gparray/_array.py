@@ -3,14 +3,28 @@
 Arrays are created only through the namespace's functions (``Array._new`` is the private
 constructor). Views share the owner of the memory (a pool Block, or a foreign object such as
 a CuPy array, a PyTorch tensor or a DLPack capsule holder) and keep it alive.
+
+This module is the Array layer (see docs/architecture.md): it imports only the layers below
+(engines, transfers, DLPack export, memory). It is also the one home of the Array-building
+helpers every namespace module uses: ``_empty`` (an uninitialized C-contiguous array),
+``_from_layout``, ``_from_host``, ``_to_host``, ``_copy`` and ``_copy_to_device``.
+
+The operators call the elementwise functions of ``gparray/_elementwise_funcs.py``, a
+namespace module above this one: that module binds itself here (``_ew``) when it is imported,
+and ``gparray/__init__.py`` imports it before any array can exist.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from . import _backend
+from . import _backend, _dlpack, _transfer
+from . import _dtypes as _dt
 from ._device import Device, normalize_device
+from ._engine import _elementwise as _ew_engine
 from ._engine import _shapes
+from ._memory import alloc
 
 _SUPPORTED_API_VERSIONS = ("2023.12", "2024.12", "2025.12")
 
@@ -121,16 +135,12 @@ class Array:
         dev = normalize_device(device, "to_device")
         if dev == self._device:
             return self
-        from ._creation import _copy_to_device
-
         return _copy_to_device(self, dev, stream)
 
     # ------------------------------------------------------------------ host copies
     def _to_numpy(self) -> np.ndarray:
         """A NumPy copy of the data (one device-to-host transfer, stream synchronized)."""
-        from ._creation import _to_host
-
-        return _to_host(self)
+        return _transfer.to_host(self)
 
     def __array__(self, dtype=None, copy=None):
         """NumPy conversion: always a device-to-host copy (copy=False raises ValueError)."""
@@ -219,9 +229,7 @@ class Array:
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """DLPack export (1.0 versioned capsules when max_version >= (1, 0)); host copy for kDLCPU."""
-        from ._dlpack import to_dlpack
-
-        return to_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+        return _dlpack.to_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
     # ------------------------------------------------------------------ indexing
     def __getitem__(self, key):
@@ -249,8 +257,6 @@ class Array:
             from ._indexing import _overlaps
 
             if _overlaps(self, other) and (other._ptr, other._strides) != (self._ptr, self._strides):
-                from ._creation import _copy
-
                 other = _copy(other)
         getattr(_ew, fname)._apply(self, other, self)
         return self
@@ -455,6 +461,58 @@ def _format(x: Array, repr_: bool) -> str:
 
 
 
-__all__ = ["Array"]
+# ---------------------------------------------------------------------------- building arrays
+_strides_cache: dict = {}
 
-from . import _elementwise_funcs as _ew  # noqa: E402  (circular: it imports Array)
+
+def _empty(shape: tuple, dtype, dev: Device) -> Array:
+    """Uninitialized C-contiguous array from the device's pool (no checks): the one
+    allocation helper of the namespace (``gparray._creation._empty`` is an alias)."""
+    isz = dtype.itemsize
+    buf = alloc(math.prod(shape) * isz, dev._id)
+    key = (shape, isz)
+    st = _strides_cache.get(key)
+    if st is None:
+        st = _shapes.c_strides(shape, isz)
+        if len(_strides_cache) < 4096:
+            _strides_cache[key] = st
+    return Array._new(buf, 0, shape, st, dtype, dev)
+
+
+def _from_layout(x) -> Array:
+    """An Array over layout ``x`` (a ``_shapes.Layout`` from a lower layer): same buffer."""
+    return Array._new(x._buf, x._offset, x._shape, x._strides, x._dtype, x._device)
+
+
+def _from_host(a: np.ndarray, dev: Device, dtype=None) -> Array:
+    """Upload NumPy array ``a`` (converted to ``dtype`` and made C-contiguous) to ``dev``."""
+    if dtype is None:
+        dtype = _dt._normalize_dtype(a.dtype, "asarray")
+    a = np.asarray(a, dtype=dtype, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
+    return Array._new(_transfer.from_host(a, dev), 0, a.shape, _shapes.c_strides(a.shape, dtype.itemsize),
+                      dtype, dev)
+
+
+def _to_host(x) -> np.ndarray:
+    """Download ``x`` into a new C-contiguous NumPy array (synchronizes the current stream)."""
+    return _transfer.to_host(x)
+
+
+def _copy(x, dtype=None) -> Array:
+    """A new C-contiguous array with the values of ``x`` (converted to ``dtype``)."""
+    out = _empty(x._shape, x._dtype if dtype is None else dtype, x._device)
+    _ew_engine.copy_into(out, x)
+    return out
+
+
+def _copy_to_device(x, dev: Device, stream=None) -> Array:
+    """Peer copy of ``x`` to another GPU (C-contiguous)."""
+    return Array._new(_transfer.to_device(x, dev), 0, x._shape, _shapes.c_strides(x._shape, x._dtype.itemsize),
+                      x._dtype, dev)
+
+
+# The elementwise namespace module the operators call; bound by gparray/_elementwise_funcs.py
+# (_install_operators) when it is imported.
+_ew = None
+
+__all__ = ["Array"]

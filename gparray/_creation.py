@@ -1,6 +1,10 @@
-"""Creation functions (spec section "Creation Functions") and the host/device transfers
-they share: asarray, empty, zeros, ones, full, the *_like forms, arange, linspace, eye,
-tril, triu, meshgrid, plus astype (spec: data type functions) and from_dlpack's helpers."""
+"""Creation functions (spec section "Creation Functions"): asarray, from_dlpack, empty,
+zeros, ones, full, the *_like forms, arange, linspace, eye, tril, triu, meshgrid, plus astype
+(spec: data type functions).
+
+Allocation and host transfers live below: ``_empty``, ``_from_host``, ``_to_host``, ``_copy``
+and ``_copy_to_device`` in gparray/_array.py (over gparray/_transfer.py); the names stay
+importable from here as aliases."""
 from __future__ import annotations
 
 import math
@@ -8,17 +12,13 @@ import operator
 
 import numpy as np
 
-from . import _backend
+from . import _backend, _dlpack, _transfer
 from . import _dtypes as _dt
-from ._array import Array
-from ._device import Device, normalize_device
+from ._array import Array, _copy, _empty, _from_host, _from_layout, _to_host
+from ._array import _copy_to_device  # noqa: F401  (an alias for code that still finds it here)
+from ._device import normalize_device
 from ._engine import _elementwise as _ew
-from ._engine import _shapes
 from ._engine._launch import ctype, launch
-from ._kernels import _faults
-from ._memory import alloc
-
-_H2D, _D2H = 1, 2
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -31,115 +31,6 @@ def _normalize_shape(shape, name: str) -> tuple:
         raise TypeError(f"{name}: shape must be an int or a tuple of ints, got {shape!r}") from None
     if any(s < 0 for s in out):
         raise ValueError(f"{name}: negative dimensions are not allowed, got {out}")
-    return out
-
-
-_strides_cache: dict = {}
-
-
-def _empty(shape: tuple, dtype, dev: Device) -> Array:
-    """Uninitialized C-contiguous array (no checks)."""
-    isz = dtype.itemsize
-    buf = alloc(math.prod(shape) * isz, dev._id)
-    key = (shape, isz)
-    st = _strides_cache.get(key)
-    if st is None:
-        st = _shapes.c_strides(shape, isz)
-        if len(_strides_cache) < 4096:
-            _strides_cache[key] = st
-    return Array._new(buf, 0, shape, st, dtype, dev)
-
-
-def _stream():
-    return _backend._cupy.cuda.get_current_stream()
-
-
-class _on_device:
-    """Context manager making ``dev`` current only when it is not already."""
-
-    __slots__ = ("dev", "ctx")
-
-    def __init__(self, dev: Device):
-        self.dev = dev
-        self.ctx = None
-
-    def __enter__(self):
-        cp = _backend.cupy()
-        if cp.cuda.runtime.getDevice() != self.dev._id:
-            self.ctx = cp.cuda.Device(self.dev._id)
-            self.ctx.__enter__()
-
-    def __exit__(self, *exc):
-        if self.ctx is not None:
-            self.ctx.__exit__(*exc)
-
-
-class _faults_checked:
-    """Context manager: a CUDA error that reports a lost context (an earlier kernel faulted)
-    leaves as KernelFaultError saying so; other errors pass unchanged."""
-
-    __slots__ = ("what",)
-
-    def __init__(self, what: str):
-        self.what = what
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, et, exc, tb):
-        if exc is not None:
-            _faults.check(exc, self.what)
-        return False
-
-
-def _from_host(a: np.ndarray, dev: Device, dtype=None) -> Array:
-    """Upload NumPy array ``a`` (made C-contiguous) to ``dev``."""
-    if dtype is None:
-        dtype = _dt._normalize_dtype(a.dtype, "asarray")
-    a = np.asarray(a, dtype=dtype, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
-    out = _empty(a.shape, dtype, dev)
-    if a.nbytes:
-        cp = _backend.cupy()
-        with _on_device(dev), _faults_checked("asarray"):
-            cp.cuda.runtime.memcpyAsync(out._ptr, a.ctypes.data, a.nbytes, _H2D, _stream().ptr)
-    return out
-
-
-def _to_host(x: Array) -> np.ndarray:
-    """Download ``x`` into a new C-contiguous NumPy array (synchronizes the current stream)."""
-    out = np.empty(x._shape, dtype=x._dtype)
-    if out.nbytes == 0:
-        return out
-    src = x if x._is_c_contig() else _copy(x)
-    cp = _backend.cupy()
-    with _on_device(x._device), _faults_checked("to host"):
-        s = _stream()
-        cp.cuda.runtime.memcpyAsync(out.ctypes.data, src._ptr, out.nbytes, _D2H, s.ptr)
-        s.synchronize()
-    return out
-
-
-_D2D = 3
-
-
-def _copy(x: Array, dtype=None) -> Array:
-    """A new C-contiguous array with the values of ``x`` (converted to ``dtype``).
-
-    Every copy is the elementwise copy kernel (contiguous data: 16-byte vectors; on the H200
-    it measured ~2% faster than a device-to-device cudaMemcpyAsync, with less host time)."""
-    return _ew.copy_new(x, x._dtype if dtype is None else dtype)
-
-
-def _copy_to_device(x: Array, dev: Device, stream=None) -> Array:
-    """Peer copy of ``x`` to another GPU."""
-    src = x if x._is_c_contig() else _copy(x)
-    out = _empty(x._shape, x._dtype, dev)
-    if out.nbytes:
-        cp = _backend.cupy()
-        with _on_device(x._device), _faults_checked("to_device"):
-            s = _stream()
-            cp.cuda.runtime.memcpyPeerAsync(out._ptr, dev._id, src._ptr, x._device._id, out.nbytes, s.ptr)
-            s.synchronize()
     return out
 
 
@@ -217,17 +108,13 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     # zero-copy device producers (CuPy, PyTorch CUDA tensors, ...)
     cp_mod = _backend._cupy
     if cp_mod is not None and isinstance(obj, cp_mod.ndarray):
-        from ._dlpack import wrap_cupy
-
-        return asarray(wrap_cupy(obj), dtype=dtype, device=device, copy=copy)
+        return asarray(_from_layout(_dlpack.cupy_layout(obj)), dtype=dtype, device=device, copy=copy)
     if hasattr(obj, "__dlpack_device__") and not isinstance(obj, np.ndarray):
         try:
             dev_type = int(obj.__dlpack_device__()[0])
         except Exception:
             dev_type = None
         if dev_type in (2, 13):
-            from ._dlpack import from_dlpack
-
             return asarray(from_dlpack(obj), dtype=dtype, device=device, copy=copy)
     if hasattr(obj, "__cuda_array_interface__"):
         cp = _backend.cupy()
@@ -259,6 +146,39 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
     raise TypeError(f"asarray: cannot convert {type(obj).__name__} to an array")
 
 
+def from_dlpack(x, /, *, device=None, copy=None):
+    """Array sharing (or, when needed or asked, copying) the memory of a DLPack producer."""
+    if isinstance(x, Array):
+        out = x
+        if device is not None:
+            dev = normalize_device(device, "from_dlpack")
+            if dev != x._device:
+                if copy is False:
+                    raise ValueError("from_dlpack: copy=False but the array is on another device")
+                return x.to_device(dev)
+        return _copy(out) if copy else out
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack: expected an object with __dlpack__, got {type(x).__name__}")
+    dev_type, dev_id = _dlpack.producer_device(x)
+    want_cpu = isinstance(device, str) and device.strip().lower() == "cpu"
+    if dev_type in (_dlpack.kDLCPU, _dlpack.kDLCUDAHost) or want_cpu:
+        if copy is False:
+            raise ValueError("from_dlpack: the producer is on the host; moving it to the GPU needs a copy")
+        host = _dlpack.host_array(x)
+        dev = normalize_device(None if want_cpu else device, "from_dlpack")
+        return _from_host(host, dev)
+    if dev_type not in (_dlpack.kDLCUDA, _dlpack.kDLCUDAManaged):
+        raise BufferError(f"from_dlpack: unsupported DLPack device type {dev_type}")
+    out = _from_layout(_dlpack.device_layout(x, dev_id))
+    if device is not None:
+        dev = normalize_device(device, "from_dlpack")
+        if dev != out._device:
+            if copy is False:
+                raise ValueError("from_dlpack: copy=False but the producer is on another device")
+            return out.to_device(dev)
+    return _copy(out) if copy else out
+
+
 # ---------------------------------------------------------------------------- filled arrays
 def empty(shape, *, dtype=None, device=None):
     """Uninitialized array of ``shape`` (default dtype float64)."""
@@ -266,18 +186,11 @@ def empty(shape, *, dtype=None, device=None):
     return _empty(_normalize_shape(shape, "empty"), dtype, normalize_device(device, "empty"))
 
 
-def _memset0(x: Array):
-    if x.nbytes:
-        cp = _backend.cupy()
-        with _on_device(x._device):
-            cp.cuda.runtime.memsetAsync(x._ptr, 0, x.nbytes, _stream().ptr)
-
-
 def zeros(shape, *, dtype=None, device=None):
     """Array of ``shape`` filled with zeros (default dtype float64)."""
     dtype = _dt._normalize_dtype(dtype, "zeros") or _dt._default_float
     out = _empty(_normalize_shape(shape, "zeros"), dtype, normalize_device(device, "zeros"))
-    _memset0(out)
+    _transfer.memset0(out)
     return out
 
 
@@ -342,7 +255,7 @@ def zeros_like(x, /, *, dtype=None, device=None):
     """Zeros with the shape (and by default dtype/device) of ``x``."""
     dtype, dev = _like(x, "zeros_like", dtype, device)
     out = _empty(x._shape, dtype, dev)
-    _memset0(out)
+    _transfer.memset0(out, "zeros_like")
     return out
 
 
@@ -408,11 +321,29 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     return out
 
 
+def _linspace_bound(v):
+    """A 0-d Array bound of linspace as a Python number (one device read); others unchanged."""
+    if not isinstance(v, Array):
+        return v
+    if v.ndim != 0:
+        raise ValueError(f"linspace: start and stop must be numbers or 0-d arrays, got an array of shape {v.shape}")
+    if v._dtype.kind == "b":
+        raise TypeError("linspace: start and stop must be numbers, got a bool array")
+    return _to_host(v).item()
+
+
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
-    """``num`` evenly spaced samples from ``start`` to ``stop`` (inclusive when ``endpoint``)."""
+    """``num`` evenly spaced samples from ``start`` to ``stop`` (inclusive when ``endpoint``).
+
+    ``start`` and ``stop`` are numbers or, like NumPy's, 0-d Arrays (read once each; the
+    default dtype is then chosen as for the Python numbers they hold, and the default device
+    is the first such array's)."""
+    if device is None:
+        device = next((v._device for v in (start, stop) if isinstance(v, Array)), None)
+    start, stop = _linspace_bound(start), _linspace_bound(stop)
     for v in (start, stop):
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, complex, np.number)):
-            raise TypeError(f"linspace: start and stop must be numbers, got {type(v).__name__}")
+            raise TypeError(f"linspace: start and stop must be numbers or 0-d arrays, got {type(v).__name__}")
     num = operator.index(num)
     if num < 0:
         raise ValueError(f"linspace: num must be non-negative, got {num}")

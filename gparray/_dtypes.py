@@ -96,6 +96,9 @@ _dtype_categories = {
     "real floating-point": _with_float16(_real_floating_dtypes),
     "complex floating-point": _complex_floating_dtypes,
     "floating-point": _with_float16(_floating_dtypes),
+    # gparray's extension for the real floating-point functions that also take integers and
+    # bools (atan2, hypot, ...; computed in the default floating dtype)
+    "real numeric or boolean": _with_float16(_boolean_dtypes + _real_numeric_dtypes),
 }
 
 # Kind names of isdtype() (float16 included: it is a real floating dtype). The listing

@@ -12,6 +12,10 @@ included). Python scalars are accepted on either side of every binary function.
 """
 from __future__ import annotations
 
+import sys
+
+from . import _array
+from ._kernels._launcher import _claunch
 from ._ops import BOOL, FLOAT, LOGICAL, PROMOTE, REAL, BinaryOp, ClipOp, UnaryOp
 
 # ----------------------------------------------------------------------------- arithmetic
@@ -49,46 +53,46 @@ sign = UnaryOp("sign", "numeric", "sign", PROMOTE,
                "sign(x, /): -1, 0 or +1 for real x (NaN stays NaN); x / abs(x) for complex x "
                "(0 for 0, NaN + NaN j when a part is NaN).")
 reciprocal = UnaryOp("reciprocal", "floating-point", "reciprocal", PROMOTE, "reciprocal(x, /): 1 / x elementwise.")
-sqrt = UnaryOp("sqrt", "floating-point", "sqrt", PROMOTE,
+sqrt = UnaryOp("sqrt", "all", "sqrt", FLOAT,
                "sqrt(x, /): principal square root (complex: branch cut along the negative real axis).")
 
 # ----------------------------------------------------------------------------- exponential, logarithm
-exp = UnaryOp("exp", "floating-point", "exp", PROMOTE, "exp(x, /): e raised to x elementwise.")
-expm1 = UnaryOp("expm1", "floating-point", "expm1", PROMOTE,
+exp = UnaryOp("exp", "all", "exp", FLOAT, "exp(x, /): e raised to x elementwise.")
+expm1 = UnaryOp("expm1", "all", "expm1", FLOAT,
                 "expm1(x, /): exp(x) - 1, accurate for small |x|.")
-log = UnaryOp("log", "floating-point", "log", PROMOTE,
+log = UnaryOp("log", "all", "log", FLOAT,
               "log(x, /): natural logarithm (complex: principal value, branch cut along the "
               "negative real axis).")
-log1p = UnaryOp("log1p", "floating-point", "log1p", PROMOTE,
+log1p = UnaryOp("log1p", "all", "log1p", FLOAT,
                 "log1p(x, /): log(1 + x), accurate for small |x| (complex too).")
-log2 = UnaryOp("log2", "floating-point", "log2", PROMOTE, "log2(x, /): base-2 logarithm.")
-log10 = UnaryOp("log10", "floating-point", "log10", PROMOTE, "log10(x, /): base-10 logarithm.")
-logaddexp = BinaryOp("logaddexp", "real floating-point", "logaddexp", PROMOTE,
+log2 = UnaryOp("log2", "all", "log2", FLOAT, "log2(x, /): base-2 logarithm.")
+log10 = UnaryOp("log10", "all", "log10", FLOAT, "log10(x, /): base-10 logarithm.")
+logaddexp = BinaryOp("logaddexp", "real numeric or boolean", "logaddexp", FLOAT,
                      "logaddexp(x1, x2, /): log(exp(x1) + exp(x2)) without overflow.")
 
 # ----------------------------------------------------------------------------- trigonometric, hyperbolic
-sin = UnaryOp("sin", "floating-point", "sin", PROMOTE, "sin(x, /): sine (radians).")
-cos = UnaryOp("cos", "floating-point", "cos", PROMOTE, "cos(x, /): cosine (radians).")
-tan = UnaryOp("tan", "floating-point", "tan", PROMOTE, "tan(x, /): tangent (radians).")
-asin = UnaryOp("asin", "floating-point", "asin", PROMOTE,
+sin = UnaryOp("sin", "all", "sin", FLOAT, "sin(x, /): sine (radians).")
+cos = UnaryOp("cos", "all", "cos", FLOAT, "cos(x, /): cosine (radians).")
+tan = UnaryOp("tan", "all", "tan", FLOAT, "tan(x, /): tangent (radians).")
+asin = UnaryOp("asin", "all", "asin", FLOAT,
                "asin(x, /): inverse sine (complex: branch cuts outside [-1, 1] on the real axis).")
-acos = UnaryOp("acos", "floating-point", "acos", PROMOTE,
+acos = UnaryOp("acos", "all", "acos", FLOAT,
                "acos(x, /): inverse cosine (complex: branch cuts outside [-1, 1] on the real axis).")
-atan = UnaryOp("atan", "floating-point", "atan", PROMOTE,
+atan = UnaryOp("atan", "all", "atan", FLOAT,
                "atan(x, /): inverse tangent (complex: branch cuts outside [-1j, 1j] on the "
                "imaginary axis).")
-atan2 = BinaryOp("atan2", "real floating-point", "atan2", PROMOTE,
+atan2 = BinaryOp("atan2", "real numeric or boolean", "atan2", FLOAT,
                  "atan2(x1, x2, /): angle of the point (x2, x1), in [-pi, pi], signed zeros respected.")
-sinh = UnaryOp("sinh", "floating-point", "sinh", PROMOTE, "sinh(x, /): hyperbolic sine.")
-cosh = UnaryOp("cosh", "floating-point", "cosh", PROMOTE, "cosh(x, /): hyperbolic cosine.")
-tanh = UnaryOp("tanh", "floating-point", "tanh", PROMOTE, "tanh(x, /): hyperbolic tangent.")
-asinh = UnaryOp("asinh", "floating-point", "asinh", PROMOTE,
+sinh = UnaryOp("sinh", "all", "sinh", FLOAT, "sinh(x, /): hyperbolic sine.")
+cosh = UnaryOp("cosh", "all", "cosh", FLOAT, "cosh(x, /): hyperbolic cosine.")
+tanh = UnaryOp("tanh", "all", "tanh", FLOAT, "tanh(x, /): hyperbolic tangent.")
+asinh = UnaryOp("asinh", "all", "asinh", FLOAT,
                 "asinh(x, /): inverse hyperbolic sine (complex: branch cuts outside [-1j, 1j]).")
-acosh = UnaryOp("acosh", "floating-point", "acosh", PROMOTE,
+acosh = UnaryOp("acosh", "all", "acosh", FLOAT,
                 "acosh(x, /): inverse hyperbolic cosine (complex: branch cut below 1 on the real axis).")
-atanh = UnaryOp("atanh", "floating-point", "atanh", PROMOTE,
+atanh = UnaryOp("atanh", "all", "atanh", FLOAT,
                 "atanh(x, /): inverse hyperbolic tangent (complex: branch cuts outside [-1, 1]).")
-hypot = BinaryOp("hypot", "real floating-point", "hypot", PROMOTE,
+hypot = BinaryOp("hypot", "real numeric or boolean", "hypot", FLOAT,
                  "hypot(x1, x2, /): sqrt(x1**2 + x2**2) without undue overflow or underflow.")
 
 # ----------------------------------------------------------------------------- rounding
@@ -103,7 +107,7 @@ round = UnaryOp("round", "numeric", "round", PROMOTE,  # noqa: A001  (the spec's
                 "parts; integers are returned unchanged.")
 
 # ----------------------------------------------------------------------------- floating-point bits
-copysign = BinaryOp("copysign", "real floating-point", "copysign", PROMOTE,
+copysign = BinaryOp("copysign", "real numeric or boolean", "copysign", FLOAT,
                     "copysign(x1, x2, /): magnitude of x1 with the sign bit of x2.")
 nextafter = BinaryOp("nextafter", "real floating-point", "nextafter", PROMOTE,
                      "nextafter(x1, x2, /): next representable value after x1 toward x2.")
@@ -165,6 +169,18 @@ bitwise_right_shift = BinaryOp("bitwise_right_shift", "integer", "bitwise_right_
                                "bitwise_right_shift(x1, x2, /): x1 >> x2 (arithmetic for signed x1); "
                                "counts outside [0, bits) give 0, or -1 for negative x1.")
 
+# Integer and boolean inputs of the floating-point functions: an extension (the spec asks for
+# floating-point inputs) that NumPy, CuPy and PyTorch have. The kernels convert the integers
+# to double in registers (no copy).
+_INTEGER_INPUTS = ("\n\nInteger and boolean inputs (an extension: the spec asks for floating-point "
+                   "ones) are computed in, and give, the default floating dtype float64, as PyTorch "
+                   "does with its default; NumPy agrees for 32- and 64-bit integers and gives "
+                   "float16/float32 for bool and 8/16-bit ones.")
+for _op in (sqrt, exp, expm1, log, log1p, log2, log10, logaddexp, sin, cos, tan, asin, acos, atan, atan2,
+            sinh, cosh, tanh, asinh, acosh, atanh, hypot, copysign):
+    _op.__doc__ += _INTEGER_INPUTS
+del _op
+
 __all__ = [
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and",
     "bitwise_left_shift", "bitwise_invert", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
@@ -210,14 +226,15 @@ _OPERATORS = {
 }
 
 
-def _install_compiled_operators():
-    """Put each operator's compiled Fast object (sharing its function's Table) on Array, with
-    the Python method as its fallback. Nothing changes when the extension is not built."""
-    from ._array import Array
-    from ._kernels._launcher import _claunch
-
+def _install_operators():
+    """Give Array its operators: bind this module as the one the Python operator methods of
+    gparray/_array.py call (the Array layer cannot import a namespace module), then put each
+    operator's compiled Fast object (sharing its function's Table) on Array, with the Python
+    method as its fallback. Without the extension only the binding happens."""
+    _array._ew = sys.modules[__name__]
     if _claunch is None:
         return
+    Array = _array.Array
     for dunder, (fname, reflected) in _OPERATORS.items():
         op = globals()[fname]
         py = Array.__dict__[dunder]
@@ -225,4 +242,4 @@ def _install_compiled_operators():
         setattr(Array, dunder, _claunch.Fast(op._table, py, op._nin, reflected))
 
 
-_install_compiled_operators()
+_install_operators()

@@ -1,7 +1,9 @@
 """The elementwise op factory: ``UnaryOp``, ``BinaryOp`` and ``ClipOp`` objects built from one
 table entry each (see ``_elementwise_funcs.py``). They normalize operands (Python scalars are
 weak and travel to the kernel by value), check dtype categories, promote with the explicit
-table, broadcast, allocate and call the elementwise engine once (clip: twice, in place).
+table, broadcast, allocate the output (``_array._empty``) and call the elementwise engine
+once (clip: twice, in place). The compiled fast path is configured here, with the Array
+class, before its first combination is learnt.
 
 float16 (an extension dtype) is computed in float32: the kernels load float16, convert,
 apply the functor in float and round the result to float16 on store, as NumPy and CuPy do
@@ -12,8 +14,9 @@ from __future__ import annotations
 
 import warnings
 
+from . import _backend
 from . import _dtypes as _dt
-from ._array import Array
+from ._array import Array, _empty
 from ._engine import _elementwise as _ew
 from ._engine._shapes import broadcast_shapes
 from ._kernels._launcher import _claunch
@@ -26,7 +29,7 @@ _FLOAT_MAX = {_dt.float32: 3.4028234663852886e38, _dt.float64: 1.797693134862315
 PROMOTE = "promote"      # output = promoted dtype (add, multiply, ...)
 BOOL = "bool"            # output bool, compute in the promoted dtype (equal, isnan, ...)
 LOGICAL = "logical"      # output bool, compute in bool (logical_and, ...)
-FLOAT = "float"          # integer inputs give the default float (divide)
+FLOAT = "float"          # integer and bool inputs give the default float (divide, exp, atan2...)
 REAL = "real"            # complex inputs give their real dtype (abs, real, imag)
 
 
@@ -67,14 +70,16 @@ def _check_category(name, category, dt):
         raise TypeError(f"{name}: expected an array of {category} dtype, got {dt.name}")
 
 
-_empty = None
+_configured = False
 
 
-def _new_out(shape, dtype, device):
-    global _empty
-    if _empty is None:
-        from ._creation import _empty
-    return _empty(shape, dtype, device)
+def _configure() -> None:
+    """Tell the compiled fast path (when built) which class its results are and where the
+    current stream comes from; once, before the first combination is learnt (CuPy is
+    imported by then: a kernel has run)."""
+    global _configured
+    _claunch.configure(Array, _backend.cupy().cuda.get_current_stream)
+    _configured = True
 
 
 # Comparisons of an integer array with a Python int outside its dtype's range have the
@@ -137,8 +142,11 @@ class UnaryOp(_TableOp):
         if type(x) is Array:
             plan = self._fast.get(x._dtype)
             if plan is not None and x._is_c_contig():
-                out = _ew.unary_contig_new(plan, x)
+                out = _empty(x._shape, plan[0], x._device)
+                _ew.contig(plan, out, x)
                 if self._table is not None:
+                    if not _configured:
+                        _configure()
                     _ew.learn(self._table, plan, x)
                 return out
         return self._apply(x, None)
@@ -153,7 +161,7 @@ class UnaryOp(_TableOp):
         if dt not in self._fast:
             self._fast[dt] = _ew.contig_plan("unary", self.functor, odt, ct, (dt,))
         if out is None:
-            out = _new_out(x._shape, odt, x._device)
+            out = _empty(x._shape, odt, x._device)
         _ew.unary(self.functor, x, out, ct)
         return out
 
@@ -187,26 +195,35 @@ class BinaryOp(_TableOp):
                 if x1._shape == x2._shape and x1._device is x2._device:
                     plan = self._fast.get((x1._dtype, x2._dtype))
                     if plan is not None:
+                        out = _empty(x1._shape, plan[0], x1._device)
                         if x1._is_c_contig() and x2._is_c_contig():
-                            out = _ew.binary_contig_new(plan, x1, x2)
+                            _ew.contig(plan, out, x1, (x2._buf.ptr + x2._offset,))
                             if self._table is not None:
+                                if not _configured:
+                                    _configure()
                                 _ew.learn(self._table, plan, x1, x2._dtype, 0, bisz=x2._dtype.itemsize)
                             return out
-                        out = _new_out(x1._shape, plan[0], x1._device)  # any layout, same shape
+                        # any layout, same shape
                         _ew.binary(self.functor, x1, x2, out, plan[4])
                         return out
             elif t2 is float or t2 is int:
                 sp = self._sfast.get((x1._dtype, t2, False))
                 if sp is not None and sp[4] <= x2 <= sp[5] and x1._is_c_contig():
-                    out = _ew.scalar_contig_new(sp, x1, x2)
+                    out = _empty(x1._shape, sp[0], x1._device)
+                    _ew.contig(sp, out, x1, (x2,))
                     if self._table is not None:
+                        if not _configured:
+                            _configure()
                         _ew.learn(self._table, sp, x1, t2, 1, sp[4], sp[5])
                     return out
         elif t2 is Array and (t1 is float or t1 is int):
             sp = self._sfast.get((x2._dtype, t1, True))
             if sp is not None and sp[4] <= x1 <= sp[5] and x2._is_c_contig():
-                out = _ew.scalar_contig_new(sp, x2, x1)
+                out = _empty(x2._shape, sp[0], x2._device)
+                _ew.contig(sp, out, x2, (x1,))
                 if self._table is not None:
+                    if not _configured:
+                        _configure()
                     _ew.learn(self._table, sp, x2, t1, 2, sp[4], sp[5])
                 return out
         return self._apply(x1, x2, None)
@@ -277,7 +294,7 @@ class BinaryOp(_TableOp):
 
     def _out(self, out, shape, odt, device, inputs):
         if out is None:
-            return _new_out(shape, odt, device)
+            return _empty(shape, odt, device)
         # in-place: the result must keep the left operand's dtype and shape
         if odt != out._dtype:
             raise TypeError(f"{self.__name__}: in-place result dtype {odt.name} differs from the "
@@ -369,7 +386,7 @@ class ClipOp:
         for (kind, b, _), _f in bounds:
             if kind == "array" and b._shape != shape:
                 shape = broadcast_shapes(shape, b._shape, name=name)
-        out = _new_out(shape, x._dtype, x._device)
+        out = _empty(shape, x._dtype, x._device)
         src = x
         for (kind, b, ct), functor in bounds:
             if kind == "array":

@@ -2,13 +2,15 @@
 nonzero, searchsorted, where.
 
 argmax/argmin/count_nonzero are reductions (gparray/_engine/_reduce.py); nonzero counts,
-scans and compacts (gparray/_engine/_search.py; one device-to-host read of the count,
-since it decides the output shape); searchsorted is one binary search per needle.
+scans and compacts (gparray/_engine/_search.py) in two passes around one device-to-host
+read of the count, which decides the output shape; searchsorted is one binary search per
+needle.
 """
 from __future__ import annotations
 
 from . import _dtypes as _dt
-from ._array import Array
+from ._array import Array, _copy, _empty, _to_host
+from ._creation import full
 from ._engine import _elementwise as _ew
 from ._engine import _search, _shapes
 from ._engine._shapes import broadcast_shapes
@@ -22,15 +24,15 @@ _where_dtypes: dict = {}  # (x1 dtype, x2 dtype) -> result dtype, for promotions
 
 def where(condition, x1, x2, /):
     """Elements of ``x1`` where ``condition`` is True, of ``x2`` elsewhere (scalars allowed)."""
-    from ._creation import _empty, full
-
     if type(condition) is Array and type(x1) is Array and type(x2) is Array:
         # fast path: one shape, C-contiguous, one device, a dtype pair seen before
         odt = _where_dtypes.get((x1._dtype, x2._dtype))
         if (odt is not None and condition._dtype is _dt.bool and condition._shape == x1._shape == x2._shape
                 and condition._device is x1._device is x2._device and condition._is_c_contig()
                 and x1._is_c_contig() and x2._is_c_contig()):
-            return _ew.where_contig_new(condition, x1, x2, odt)
+            out = _empty(x1._shape, odt, x1._device)
+            _ew.where_contig(condition, x1, x2, out)
+            return out
     if not isinstance(condition, Array):
         raise TypeError(f"where: condition must be a gparray Array, got {type(condition).__name__}")
     if condition._dtype != _dt.bool:
@@ -94,20 +96,28 @@ def count_nonzero(x, /, *, axis=None, keepdims=False):
 def nonzero(x, /):
     """Tuple of int64 index arrays (one per dimension, C order) of the nonzero elements;
     0-d input raises ValueError. Synchronizes once to read the count."""
-    from ._creation import _empty, _to_host
-
     _check(x, "nonzero", "biufc", "any")
-    if x.ndim == 0:
+    nd = x.ndim
+    if nd == 0:
         raise ValueError("nonzero: expected an array with at least one dimension, got a 0-d array")
-    return _search.nonzero(x, lambda shape, dtype: _empty(shape, dtype, x._device), _to_host)
+    dev, i64 = x._device, _dt.int64
+    n = x.size
+    total = 0
+    if n:
+        tiles = _search.nonzero_tiles(n)
+        counts, incl = _empty((tiles,), i64, dev), _empty((tiles,), i64, dev)
+        _search.nonzero_count(x, counts, incl)
+        total = int(_to_host(incl._view(incl._offset + (tiles - 1) * 8, (), ())))
+    out = _empty((nd, total), i64, dev)
+    if total:
+        _search.nonzero_write(x, incl, out)
+    return tuple(out._view(out._offset + d * total * 8, (total,), (8,)) for d in range(nd))
 
 
 def searchsorted(x1, x2, /, *, side="left", sorter=None):
     """Indices where the elements of ``x2`` (an array or a Python scalar) would be inserted
     into the ascending 1-D ``x1`` (or ``x1[sorter]``) to keep it sorted; NaNs sort last.
     side="left": first suitable index, "right": last. int64 result of x2's shape."""
-    from ._creation import _copy, _empty, full
-
     name = "searchsorted"
     _check(x1, name, "biuf", "a real")
     if x1.ndim != 1:

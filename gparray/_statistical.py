@@ -12,7 +12,7 @@ from __future__ import annotations
 import operator
 
 from . import _dtypes as _dt
-from ._array import Array
+from ._array import Array, _empty
 from ._engine import _reduce, _scan, _shapes
 
 
@@ -31,8 +31,6 @@ def _result_dtype(dtype, default, name: str):
 def _reduce_into(op: str, x, axes: tuple, keepdims: bool, out_dtype, param: float = 0.0):
     """The reduction of ``x`` over normalized ``axes`` as a new array (kept axes in order,
     reduced ones as size-1 axes when ``keepdims``)."""
-    from ._creation import _empty
-
     shape = x._shape
     kept = tuple(s for i, s in enumerate(shape) if i not in axes)
     out = _empty(kept, out_dtype, x._device)
@@ -47,20 +45,16 @@ def _reduce_into(op: str, x, axes: tuple, keepdims: bool, out_dtype, param: floa
 # dtype) of calls without dtype= and keepdims whose checks passed (they depend on nothing else).
 _seen: dict = {}
 _SEEN_MAX = 4096
-_empty = None
 
 
 def _repeat(op: str, x, axis):
     """The result of a reduction whose checks passed before for this (op, dtype, shape,
     axis), computed without them; None when not seen (or ``axis`` is not None or an int)."""
-    global _empty
     if type(x) is not Array or not (axis is None or type(axis) is int):
         return None
     f = _seen.get((op, x._dtype, x._shape, axis))
     if f is None:
         return None
-    if _empty is None:
-        from ._creation import _empty
     out = _empty(f[1], f[2], x._device)
     _reduce.reduce(op, x, f[0], out)
     return out
@@ -172,8 +166,6 @@ def std(x, /, *, axis=None, correction=0.0, keepdims=False):
 
 
 def _cumulative(op: str, x, axis, dtype, include_initial: bool, name: str):
-    from ._creation import _empty
-
     key = None
     if type(x) is Array and dtype is None and (axis is None or type(axis) is int) and type(include_initial) is bool:
         key = (op, x._dtype, x._shape, axis, include_initial)

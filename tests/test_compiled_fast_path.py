@@ -7,9 +7,9 @@ import struct
 import numpy as np
 import pytest
 
+from gparray import _ops
 from gparray._array import Array
 from gparray._device import Device
-from gparray._engine import _elementwise
 from gparray._engine._launch import BLOCK
 from gparray._kernels import _launcher
 
@@ -88,7 +88,7 @@ def env():
     _current["stream"] = STREAM
     _claunch._stub_driver(None)
     _claunch.set_hooks(_launcher._driver_error, _launcher._bind_context)
-    if _elementwise._configured:
+    if _ops._configured:
         from gparray import _backend
 
         _claunch.configure(Array, _backend.cupy().cuda.get_current_stream)

@@ -93,6 +93,29 @@ def test_a_lost_context_becomes_a_kernel_fault_error_that_says_how_to_find_the_k
     _faults.check(ValueError("x"), "alloc")
 
 
+def test_the_checked_context_turns_only_lost_contexts_into_kernel_faults(monkeypatch):
+    with pytest.raises(_faults.KernelFaultError) as info:
+        with _faults.checked("to_device"):
+            raise _CudaError(716)
+    assert str(info.value).startswith("to_device: CUDA reported a misaligned address (error 716)")
+    assert isinstance(info.value.__cause__, _CudaError)
+    for exc in (_CudaError(2), MemoryError("full"), ValueError("x")):   # others pass unchanged
+        with pytest.raises(type(exc)) as other:
+            with _faults.checked("alloc"):
+                raise exc
+        assert other.value is exc
+    # the launch form names the calling function, found only when an error is met
+    asked = []
+    monkeypatch.setattr(_faults, "caller", lambda: asked.append(1) or "gparray.exp")
+    with _faults.launch_checked:
+        pass
+    assert asked == []
+    with pytest.raises(_faults.KernelFaultError, match=r"^gparray\.exp: kernel launch: CUDA reported"):
+        with _faults.launch_checked:
+            raise _CudaError(700)
+    assert asked == [1]
+
+
 def test_checked_launch_names_the_kernel_the_grid_and_the_gparray_function(monkeypatch):
     def bad(grid, block, args, smem, stream):
         raise _CudaError(719)

@@ -209,10 +209,11 @@ def test_categories(attr, letters):
 
 def test_dtype_categories_dict():
     # what the elementwise functions accept: the spec's categories, float16 wherever real
-    # floating-point dtypes are accepted
+    # floating-point dtypes are accepted, and gparray's "real numeric or boolean" (atan2,
+    # hypot, logaddexp, copysign also take integers and bools)
     expected = {"all": "biufc", "real numeric": "iuf", "numeric": "iufc", "integer": "iu",
                 "integer or boolean": "biu", "boolean": "b", "real floating-point": "f",
-                "complex floating-point": "c", "floating-point": "fc"}
+                "complex floating-point": "c", "floating-point": "fc", "real numeric or boolean": "biuf"}
     assert set(dt._dtype_categories) == set(expected)
     for key, letters in expected.items():
         f16 = {F16} if "f" in letters else set()

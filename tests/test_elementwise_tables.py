@@ -57,7 +57,13 @@ SPEC_CATEGORY = {
     "tan": "floating-point", "tanh": "floating-point", "trunc": "real numeric",
 }
 # Where gparray accepts more than the spec asks for (each documented in the docstring).
-EXTENSIONS = {"imag": "numeric"}
+# The floating-point functions below also take integers and bools and compute them in the
+# default floating dtype (float64).
+INT_TO_FLOAT = {"sqrt", "exp", "expm1", "log", "log1p", "log2", "log10", "sin", "cos", "tan", "asin",
+                "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"}
+INT_TO_FLOAT_BINARY = {"atan2", "hypot", "logaddexp", "copysign"}
+EXTENSIONS = {"imag": "numeric", **{n: "all" for n in INT_TO_FLOAT},
+              **{n: "real numeric or boolean" for n in INT_TO_FLOAT_BINARY}}
 SPEC_ARITY = {name: 2 for name in (
     "add", "atan2", "bitwise_and", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift",
     "bitwise_xor", "copysign", "divide", "equal", "floor_divide", "greater", "greater_equal", "hypot",
@@ -148,7 +154,40 @@ def test_result_dtypes_match_numpy(name):
         expect = _np_result_dtype(name, dt)
         if name == "imag" and dt.kind != "c":
             expect = dt
+        if name in INT_TO_FLOAT | INT_TO_FLOAT_BINARY and dt.kind in "biu":
+            # the default floating dtype; NumPy's float64 for 32/64-bit integers, float16 or
+            # float32 for bool and 8/16-bit ones
+            assert expect in ((np.float64,) if dt.itemsize >= 4 else (np.float16, np.float32)), (name, dt, expect)
+            expect = np.float64
+            assert ct == np.float64 and op.__doc__.count("default floating dtype float64") == 1, (name, ct)
         assert odt == expect, (name, dt, odt, expect)
+
+
+def test_floating_functions_take_integers_and_bools_in_float64():
+    """exp(int64) and friends resolve to a float64 kernel that reads the integers directly
+    (InT -> double in registers: no astype copy), and those kernels are registered."""
+    exprs = set(ef.kernel_instances())
+    for name in sorted(INT_TO_FLOAT | INT_TO_FLOAT_BINARY):
+        op = OPS[name]
+        for dt in (_dt.bool, _dt.int8, _dt.uint16, _dt.int64, _dt.uint64):
+            assert dt in _dt._dtype_categories[op.category], (name, dt)
+            assert _result(op.rule, dt, op.functor) == (_dt.float64, _dt.float64)
+            c = CTYPES[dt]
+            if name in INT_TO_FLOAT:
+                assert f"gp_unary_contig<op_{op.functor}, double, double, {c}>" in exprs, (name, dt)
+            else:
+                assert f"gp_binary_contig<op_{op.functor}, double, double, {c}, {c}>" in exprs, (name, dt)
+                assert f"gp_scalar_contig<op_{op.functor}, double, double, {c}, false>" in exprs, (name, dt)
+        # the floating dtypes keep their own precision (float16 computed in float32)
+        assert _result(op.rule, _dt.float32, op.functor) == (_dt.float32, _dt.float32)
+        assert _result(op.rule, _dt.float16, op.functor) == (_dt.float16, _dt.float32)
+    # complex stays for the unary ones; the binary ones stay real-only
+    assert _result(OPS["exp"].rule, _dt.complex64, "exp") == (_dt.complex64, _dt.complex64)
+    for name in INT_TO_FLOAT_BINARY:
+        assert _dt.complex128 not in _dt._dtype_categories[OPS[name].category]
+    # functions outside the extension still reject integers
+    for name in ("reciprocal", "nextafter", "signbit"):
+        assert _dt.int64 not in _dt._dtype_categories[OPS[name].category]
 
 
 def test_spec_result_dtype_rules():
@@ -332,6 +371,8 @@ RTOL = {"float16": 1e-3, "float32": 2e-6, "float64": 1e-13, "complex64": 2e-6, "
 def tolerance(name, dt) -> float:
     """rtol for function ``name`` on inputs of ``dt`` (0: exact, signed zeros included)."""
     dt = np.dtype(dt)
+    if dt.kind in "biu" and name in INT_TO_FLOAT | INT_TO_FLOAT_BINARY:
+        dt = np.dtype(np.float64)  # computed in the default floating dtype
     if dt.kind not in "fc":
         return 0.0
     if name in TRANSCENDENTAL or (dt.kind == "c" and name in COMPLEX_ARITH | COMPLEX_VIA_DOUBLE):
@@ -460,6 +501,9 @@ def reference(name, *args):
     """What gparray's ``name`` gives for NumPy inputs ``args`` (of the same dtype)."""
     dt = args[0].dtype
     f = _np_func(name)
+    if dt.kind in "biu" and name in INT_TO_FLOAT | INT_TO_FLOAT_BINARY:
+        # integers and bools are computed in float64 (NumPy: float16/float32 for small ones)
+        return reference(name, *(np.asarray(a).astype(np.float64) for a in args))
     with np.errstate(all="ignore"):
         if name in ("maximum", "minimum", "clip") and dt == np.float16:
             # +0 vs -0 ties give the second operand as for float32/float64 (NumPy's half: the first)

@@ -684,9 +684,16 @@ def test_scan_launch_arguments_match_the_kernels(launches, shape, axis, initial)
 
 def test_search_launch_arguments_match_the_kernels(launches):
     x = _Fake((70, 300), "float64", strides=(8, 560))
-    res = _search.nonzero(x, lambda shape, dt: _Fake(shape, dt), lambda a: np.int64(5))
-    assert len(res) == 2 and res[1]._ptr == res[0]._ptr + 5 * 8
+    tiles = _search.nonzero_tiles(x.size)
+    assert tiles == -(-21000 // _search.NZ_TILE)
+    counts, incl = _Fake((tiles,), "int64", ptr=1 << 21), _Fake((tiles,), "int64", ptr=1 << 22)
+    _search.nonzero_count(x, counts, incl)
+    assert [f for f, _, _ in launches] == ["search", "scan"]
+    _search.nonzero_write(x, incl, _Fake((2, 5), "int64", ptr=1 << 23))
     assert [f for f, _, _ in launches] == ["search", "scan", "search"]
+    count_args, write_args = launches[0][2], launches[2][2]
+    assert (int(count_args[0]), int(count_args[1])) == (1 << 21, 1 << 20)      # counts, x
+    assert (int(write_args[0]), int(write_args[1]), int(write_args[2])) == (1 << 23, 5, 1 << 22)  # out, total, incl
     for launch in launches:
         _check_args(*launch)
     launches.clear()

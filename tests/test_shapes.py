@@ -1,4 +1,6 @@
 """CPU tier: broadcasting, contiguity, dimension merging and axis normalization."""
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -84,6 +86,18 @@ def test_normalize_axes():
     assert _shapes.normalize_axes((-1, 0), 3, "f") == (0, 2)
     with pytest.raises(IndexError, match="^f: axis 3"):
         _shapes.normalize_axis(3, 3, "f")
+
+
+@pytest.mark.parametrize("axis,ndim", [(10, 1), (-2, 1), (3, 3), (-4, 3), (0, 0)])
+def test_axis_errors_use_numpy_wording_and_are_value_and_index_errors(axis, ndim):
+    with pytest.raises(_shapes.AxisError) as info:
+        _shapes.normalize_axis(axis, ndim, "sum")
+    assert isinstance(info.value, ValueError) and isinstance(info.value, IndexError)
+    # the wording NumPy's AxisError uses, which downstream tests match with a regex
+    assert str(info.value) == f"sum: axis {axis} is out of bounds for array of dimension {ndim}"
+    assert re.search(f"axis {axis} is out of bounds for array of dimension {ndim}", str(info.value))
+    with pytest.raises(ValueError, match=f"^cumulative_sum: axis {axis} is out of bounds for array of dimension"):
+        _shapes.normalize_axes((0, axis) if ndim > 1 else axis, ndim, "cumulative_sum")
     with pytest.raises(ValueError, match="^f: repeated"):
         _shapes.normalize_axes((1, -2), 3, "f")
 

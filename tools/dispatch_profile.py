@@ -4,7 +4,7 @@ import time
 import numpy as np
 
 import gparray as xp
-from gparray._creation import _empty
+from gparray._array import _empty
 from gparray._engine import _launch
 from gparray._memory import alloc
 
@@ -57,7 +57,7 @@ rows = {
     "pool.malloc + free 4 B": lambda: pool.malloc(4, s),
     "empty Python call": lambda: None,
     "a._is_c_contig()": lambda: a._is_c_contig(),
-    "_ew.binary_contig_new(plan,a,b)": lambda: _ew.binary_contig_new(plan, a, b),
+    "_empty + _ew.contig(plan,out,a,b)": lambda: _ew.contig(plan, _empty((1,), odt, dev), a, (b._ptr,)),
     "CuPy Function call": lambda: k.fn((1,), (256,), args),
     "args tuple build": lambda: (np.uint64(out._ptr), np.uint64(a._ptr), np.uint64(b._ptr), np.int64(1)),
     "get_current_stream().ptr": lambda: cp.cuda.get_current_stream().ptr,

@@ -1,8 +1,9 @@
-"""Elementwise engine: choose the contig or strided variant, allocate, launch.
+"""Elementwise engine: choose the contig or strided variant, launch.
 
-Every elementwise function, astype, copies and fills end here. Operands are gparray
-Arrays (or, for the scalar variant, one Array and a Python scalar converted to the
-compute type). Inputs are never copied: broadcasting is stride 0, mixed dtypes are
+Every elementwise function, astype, copies and fills end here. Operands and outputs are
+layouts (gparray Arrays or ``_shapes.Layout``: buffer, offset, shape, byte strides, dtype,
+device); the caller allocates the output. Python scalars travel by value, converted to the
+compute type. Inputs are never copied: broadcasting is stride 0, mixed dtypes are
 converted inside the kernel.
 """
 from __future__ import annotations
@@ -43,29 +44,17 @@ def scalar_plan(functor: str, odt, ct, adt, swap: bool) -> tuple:
     return contig_plan("scalar", functor, odt, ct, (adt,), ", true" if swap else ", false", (ct.type(0),))
 
 
-_empty = None
-
-
-def _contig_new(plan, x, mid):
-    """New C-contiguous array of x's shape = the plan's contiguous kernel over (x, *mid)."""
-    global _empty
-    if _empty is None:
-        from .._creation import _empty
-    odt, expr, tile, proto = plan[:4]
-    shape = x._shape
-    dev = x._device
-    out = _empty(shape, odt, dev)
-    n = prod(shape)
+def contig(plan, out, x, mid=()) -> None:
+    """out = the plan's contiguous kernel over (x, *mid): ``out`` and ``x`` C-contiguous of
+    one shape on one device; ``mid``: the other operands' addresses or the Python scalar."""
+    n = prod(out._shape)
     if n:
-        d = dev._id
+        expr, tile, proto = plan[1], plan[2], plan[3]
+        d = out._device._id
         k = _kernels.get((d, FAMILY, expr))
         if k is None:
             k = kernel(FAMILY, expr, d, proto)
-        run(k, d, (n + tile - 1) // tile, (out._buf.ptr, x._buf.ptr + x._offset) + mid + (n,))
-    return out
-
-
-_configured = False
+        run(k, d, (n + tile - 1) // tile, (out._buf.ptr + out._offset, x._buf.ptr + x._offset) + mid + (n,))
 
 
 def learn(table, plan, x, b=None, side: int = 0, lo=0, hi=0, bisz: int = 0) -> bool:
@@ -73,68 +62,32 @@ def learn(table, plan, x, b=None, side: int = 0, lo=0, hi=0, bisz: int = 0) -> b
     launched on x's device, serves calls with these operand types from now on: array x of its
     dtype and ``b`` (None: unary; a dtype: a second array of x's shape; float or int: a
     Python scalar in [lo, hi] on the right (side 1) or the left (side 2)). Only when the
-    kernel launches through the compiled path and a single device is visible."""
-    global _configured
+    kernel launches through the compiled path and a single device is visible. The caller
+    (gparray/_ops.py) has configured the compiled path with the Array class first."""
     d = x._device._id
     k = _kernels.get((d, FAMILY, plan[1]))
     if k is None or _launch._multi or not isinstance(k.launch, _claunch.Launch):
         return False
-    if not _configured:
-        from .. import _backend
-        from .._array import Array
-
-        _claunch.configure(Array, _backend.cupy().cuda.get_current_stream)
-        _configured = True
     odt = plan[0]
     return table.add(x._dtype, b, side, x._device, x._dtype.itemsize, bisz, lo, hi, k.launch, odt, odt.itemsize,
                      plan[2], BLOCK, _memory._pools[d])
-
-
-def binary_contig_new(plan, a, b):
-    """New array = op(a, b) for C-contiguous same-shape ``a``, ``b`` (plan from contig_plan)."""
-    return _contig_new(plan, a, (b._buf.ptr + b._offset,))
-
-
-def scalar_contig_new(plan, x, value):
-    """New array = op(x, value) (or op(value, x)) for C-contiguous ``x`` and a Python int or
-    float ``value`` within the plan's range (plan from scalar_plan)."""
-    return _contig_new(plan, x, (value,))
-
-
-def unary_contig_new(plan, x):
-    """New array = op(x) for C-contiguous ``x`` (plan from contig_plan)."""
-    return _contig_new(plan, x, ())
 
 
 _copy_plans: dict = {}   # (source dtype, destination dtype) -> contig plan of op_identity
 _where_plans: dict = {}  # (x1 dtype, x2 dtype, output dtype) -> contig plan of gp_where_contig
 
 
-def copy_new(x, dtype):
-    """New C-contiguous array with the values of ``x`` converted to ``dtype`` (any layout)."""
-    if x._is_c_contig():
-        plan = _copy_plans.get((x._dtype, dtype))
-        if plan is None:
-            plan = _copy_plans[(x._dtype, dtype)] = contig_plan("unary", "identity", dtype, dtype, (x._dtype,))
-        return _contig_new(plan, x, ())
-    global _empty
-    if _empty is None:
-        from .._creation import _empty
-    out = _empty(x._shape, dtype, x._device)
-    copy_into(out, x)
-    return out
-
-
-def where_contig_new(cond, a, b, odt):
-    """New array = cond ? a : b for C-contiguous same-shape bool ``cond``, ``a``, ``b`` on one
-    device (``odt``: their promoted dtype)."""
+def where_contig(cond, a, b, out) -> None:
+    """out = cond ? a : b for C-contiguous same-shape bool ``cond``, ``a``, ``b`` and ``out``
+    on one device (``out``'s dtype: their promoted dtype)."""
+    odt = out._dtype
     key = (a._dtype, b._dtype, odt)
     plan = _where_plans.get(key)
     if plan is None:
         tile = BLOCK * vec_width(odt.itemsize, a._dtype.itemsize, b._dtype.itemsize) * UNROLL
         plan = _where_plans[key] = (odt, f"gp_where_contig<{ctype(odt)}, {ctype(a._dtype)}, {ctype(b._dtype)}>",
                                     tile, (_P0, _P0, _P0, _P0, _i64(0)))
-    return _contig_new(plan, cond, (a._buf.ptr + a._offset, b._buf.ptr + b._offset))
+    contig(plan, out, cond, (a._buf.ptr + a._offset, b._buf.ptr + b._offset))
 
 
 def _estrides(x, shape):
@@ -309,7 +262,15 @@ def scalar(op: str, a, value, swap: bool, out, ct) -> None:
 
 
 def copy_into(dst, src) -> None:
-    """dst[...] = src, converting dtype in the kernel; ``src`` broadcasts to ``dst``."""
+    """dst[...] = src, converting dtype in the kernel; ``src`` broadcasts to ``dst`` (any
+    layouts; C-contiguous ones of one shape take a memoized contiguous plan)."""
+    if src._shape == dst._shape and dst._is_c_contig() and src._is_c_contig():
+        key = (src._dtype, dst._dtype)
+        plan = _copy_plans.get(key)
+        if plan is None:
+            plan = _copy_plans[key] = contig_plan("unary", "identity", dst._dtype, dst._dtype, (src._dtype,))
+        contig(plan, dst, src)
+        return
     unary("identity", src, dst, dst._dtype)
 
 

@@ -25,41 +25,45 @@ def nonzero_layout(shape: tuple, strides: tuple):
     return contig, m_shape, m_st, nd_template(len(m_shape)), idx
 
 
-def nonzero(x, empty, to_host) -> tuple:
-    """Indices of the nonzero elements of ``x`` (ndim >= 1), one int64 array per dimension.
+def nonzero_tiles(n: int) -> int:
+    """Number of tiles (blocks) the nonzero kernels cut ``n`` elements into."""
+    return -(-n // NZ_TILE)
 
-    ``empty(shape, dtype)`` allocates on x's device; ``to_host(array)`` copies to NumPy
-    (the one synchronization: the count decides the output shape).
-    """
-    from ._scan import scan
 
+def _nonzero_args(x):
     n = x.size
-    nd_x = x.ndim
-    if n == 0:
-        out = empty((nd_x, 0), _dt.int64)
-        return tuple(out[d] for d in range(nd_x))
     isz = x._dtype.itemsize
     est = tuple(s // isz for s in x._strides)
     contig, m_shape, m_st, nd, idx = nonzero_layout(x._shape, est)
     layout = strided_params(m_shape, [m_st], nd)
     ix = np.int32 if idx == "int" else _i64
+    return n, "true" if contig else "false", nd, idx, layout, ix(n)
+
+
+def nonzero_count(x, counts, incl) -> None:
+    """First pass of nonzero for a non-empty ``x`` (ndim >= 1): ``counts[t]`` = nonzero
+    elements of tile t (C order), ``incl`` = their inclusive running sum. ``counts`` and
+    ``incl``: C-contiguous int64 of shape (nonzero_tiles(x.size),), allocated by the caller,
+    who reads the total (the last element of ``incl``) to size the output."""
+    from ._scan import scan
+
+    n, c, nd, idx, layout, nparam = _nonzero_args(x)
     t = ctype(x._dtype)
-    c = "true" if contig else "false"
-    dev = x._device._id
-    n_tiles = -(-n // NZ_TILE)
-    counts = empty((n_tiles,), _dt.int64)
-    launch(FAMILY, f"gp_nonzero_count<{t}, {c}, {nd}, {idx}>", dev, n_tiles,
-           (_ptr(counts._ptr), _ptr(x._ptr), layout, ix(n)))
-    incl = empty((n_tiles,), _dt.int64)
+    launch(FAMILY, f"gp_nonzero_count<{t}, {c}, {nd}, {idx}>", x._device._id, nonzero_tiles(n),
+           (_ptr(counts._ptr), _ptr(x._ptr), layout, nparam))
     scan("sum", counts, 0, incl)
-    total = int(to_host(incl[n_tiles - 1]))
-    out = empty((nd_x, total), _dt.int64)
-    if total:
-        nds = nd_template(nd_x)
-        shape_prm = strided_params(x._shape, [_shapes.c_strides(x._shape)], nds)
-        launch(FAMILY, f"gp_nonzero_write<{t}, {c}, {nd}, {nds}, {idx}>", dev, n_tiles,
-               (_ptr(out._ptr), _i64(total), _ptr(incl._ptr), _ptr(x._ptr), layout, shape_prm, ix(n)))
-    return tuple(out[d] for d in range(nd_x))
+
+
+def nonzero_write(x, incl, out) -> None:
+    """Second pass: ``out`` (C-contiguous int64 of shape (x.ndim, total), total >= 1) gets
+    the index of every nonzero element of ``x``, one row per dimension; ``incl`` is the
+    running sum from nonzero_count."""
+    n, c, nd, idx, layout, nparam = _nonzero_args(x)
+    t = ctype(x._dtype)
+    nds = nd_template(x.ndim)
+    shape_prm = strided_params(x._shape, [_shapes.c_strides(x._shape)], nds)
+    launch(FAMILY, f"gp_nonzero_write<{t}, {c}, {nd}, {nds}, {idx}>", x._device._id, nonzero_tiles(n),
+           (_ptr(out._ptr), _i64(out._shape[1]), _ptr(incl._ptr), _ptr(x._ptr), layout, shape_prm, nparam))
 
 
 def searchsorted(x1, x2, out, ct, right: bool, sorter=None) -> None:

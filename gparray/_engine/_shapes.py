@@ -38,6 +38,48 @@ def is_c_contiguous(shape, strides, itemsize: int) -> bool:
     return True
 
 
+class Layout:
+    """Memory as the engines see it: a buffer (anything with ``.ptr``: a pool Block, a
+    foreign owner) + byte offset, shape, byte strides (C order when None), dtype, device.
+    gparray Arrays carry the same attributes; the layers below the Array layer
+    (``gparray/_transfer.py``, ``gparray/_dlpack.py``) describe raw blocks with this, and
+    the Array layer wraps them. It keeps its buffer alive."""
+
+    __slots__ = ("_buf", "_offset", "_shape", "_strides", "_dtype", "_device")
+
+    def __init__(self, buf, shape: tuple, dtype, device, offset: int = 0, strides: tuple | None = None):
+        self._buf = buf
+        self._offset = offset
+        self._shape = shape
+        self._strides = c_strides(shape, dtype.itemsize) if strides is None else strides
+        self._dtype = dtype
+        self._device = device
+
+    @property
+    def _ptr(self) -> int:
+        """Device address of element [0, ..., 0]."""
+        return self._buf.ptr + self._offset
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return prod(self._shape)
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return len(self._shape)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the elements occupy."""
+        return self.size * self._dtype.itemsize
+
+    def _is_c_contig(self) -> bool:
+        """True when the layout is C-contiguous."""
+        return is_c_contiguous(self._shape, self._strides, self._dtype.itemsize)
+
+
 def broadcast_shapes(*shapes, name: str = "broadcast_shapes") -> tuple:
     """The broadcast of ``shapes`` (NumPy rules); ValueError naming ``name`` otherwise."""
     if len(shapes) == 1:
@@ -91,14 +133,20 @@ def merge_dims(shape, strides_list):
     return tuple(new_shape), [tuple(ns) for ns in new_strides]
 
 
+class AxisError(ValueError, IndexError):
+    """An axis outside an array's dimensions. Both a ValueError and an IndexError, like
+    NumPy's ``numpy.exceptions.AxisError``, whose message wording it shares (after the
+    function's name): ``sum: axis 10 is out of bounds for array of dimension 1``."""
+
+
 def normalize_axis(axis, ndim: int, name: str) -> int:
-    """A non-negative axis for ``ndim`` dims; IndexError naming ``name`` when out of range."""
+    """A non-negative axis for ``ndim`` dims; AxisError naming ``name`` when out of range."""
     try:
         axis = operator.index(axis)
     except TypeError:
         raise TypeError(f"{name}: axis must be an integer, got {type(axis).__name__}") from None
     if not -ndim <= axis < ndim:
-        raise IndexError(f"{name}: axis {axis} is out of bounds for an array of dimension {ndim}")
+        raise AxisError(f"{name}: axis {axis} is out of bounds for array of dimension {ndim}")
     return axis + ndim if axis < 0 else axis
 
 

@@ -11,7 +11,8 @@ neither the kernel nor the gparray function that launched it.
   the gparray function that launched it. The compiled elementwise fast path is not used in
   this mode (its launches could not be checked), so every launch goes through here.
 * Without it, CUDA errors that gparray sees (launches, allocations, host transfers,
-  synchronizations) go through :func:`check`: a sticky fault becomes a
+  synchronizations) go through :func:`check` (every call site uses the :class:`checked`
+  context manager): a sticky fault becomes a
   :class:`KernelFaultError` whose message says that an earlier kernel faulted, that the
   context is lost, and how to find the kernel.
 """
@@ -92,6 +93,36 @@ def check(exc, what: str) -> None:
         raise KernelFaultError(
             f"{what}: CUDA reported {STICKY[st]} (error {st}) from an earlier gparray kernel "
             f"launch ({exc}). {_HOW}", st) from exc
+
+
+class checked:
+    """Context manager around CUDA calls: a CUDA error raised inside that reports a lost
+    context (an earlier kernel faulted) leaves as KernelFaultError saying so; every other
+    error passes unchanged. ``what`` names the work in the message: a string, or a callable
+    returning one (evaluated only when an error is met). One instance may be reused and
+    nested: it keeps no state between ``with`` blocks."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what):
+        self.what = what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, et, exc, tb):
+        if exc is not None:
+            what = self.what
+            check(exc, what if isinstance(what, str) else what())
+        return False
+
+
+def _launch_what() -> str:
+    return f"{caller()}: kernel launch"
+
+
+launch_checked = checked(_launch_what)
+"""``with launch_checked:`` around a kernel launch (the message names the calling function)."""
 
 
 def checked_launch(launch, name: str):

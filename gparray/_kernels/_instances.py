@@ -1,9 +1,11 @@
 """The kernel instances gparray's foundation can launch, by family.
 
-Used by the CPU-tier compile-all test and by ``python -m gparray.warmup``. Op tables of
-later families add theirs through ``instances(ops=...)``'s ``extra`` hooks. Every dtype of
-``CTYPES`` is covered, the extension dtype float16 included (so ``astype`` between float32
-and float16 is in the warm cache).
+Used by the CPU-tier compile-all test and by ``python -m gparray.warmup``. This layer knows
+only its own lists (copies, fills, creation, core comparisons); the layers above pass theirs
+in through ``instances(extra)`` (gparray/warmup.py adds the engines' reduce, scan and search
+instances and the elementwise function table's). Every dtype of ``CTYPES`` is covered, the
+extension dtype float16 included (so ``astype`` between float32 and float16 is in the warm
+cache).
 """
 from __future__ import annotations
 
@@ -83,30 +85,13 @@ def core_elementwise_instances() -> list[str]:
     return out
 
 
-def op_instances() -> list[str]:
-    """Every instance the elementwise function table declares (``op.instances()``)."""
-    from .. import _elementwise_funcs as ef
-
-    out = []
-    for name in ef.__all__:
-        op = getattr(ef, name)
-        if hasattr(op, "instances"):
-            out += op.instances()
-    return out
-
-
-def instances(include_ops: bool = False) -> dict[str, list[str]]:
-    """Every foundation instance, by family (plus the elementwise table's when asked)."""
-    ew = copy_instances() + fill_instances() + core_elementwise_instances()
-    if include_ops:
-        ew = list(dict.fromkeys(ew + op_instances()))
-    from .._engine import _index, _reduce, _scan, _search
-
-    return {
-        "elementwise": ew,
+def instances(extra: dict | None = None) -> dict[str, list[str]]:
+    """Every foundation instance, by family, plus the lists of ``extra`` (family -> name
+    expressions, from the layers above), without repeats."""
+    out = {
+        "elementwise": copy_instances() + fill_instances() + core_elementwise_instances(),
         "creation": creation_instances(),
-        "reduce": _reduce.instances(),
-        "scan": _scan.instances(),
-        "search": _search.instances(),
-        "index": _index.instances(),
     }
+    for family, exprs in (extra or {}).items():
+        out[family] = list(dict.fromkeys(out.get(family, []) + list(exprs)))
+    return out

@@ -47,9 +47,8 @@ def _driver_error(status: int):
     KernelFaultError when the status says an earlier kernel faulted."""
     from cupy_backends.cuda.api import driver
 
-    exc = driver.CUDADriverError(status)
-    _faults.check(exc, f"{_faults.caller()}: kernel launch")
-    raise exc
+    with _faults.launch_checked:
+        raise driver.CUDADriverError(status)
 
 
 def _bind_context(status: int):
@@ -213,23 +212,19 @@ class Kernel:
             self.pack(b[0], 0, *args)
         else:
             self.pack(b[0], 0, *_values(args, self.kinds))
-        if _fast_ok:
-            b[1].value = self.size
-            try:
-                _launch_kernel(self.ptr, grid, 1, 1, block, 1, 1, shared_mem, stream_ptr, 0, b[2])
-                return
-            except Exception as exc:  # a driver that rejects the packed buffer: kernelParams
-                if "INVALID_VALUE" not in str(exc):
-                    _faults.check(exc, f"{_faults.caller()}: kernel launch")
-                    raise
-                _fast_ok = False
-        base = ctypes.addressof(b[0])
-        params = (ctypes.c_void_p * len(self.offs))(*(base + o for o in self.offs))
-        try:
+        with _faults.launch_checked:
+            if _fast_ok:
+                b[1].value = self.size
+                try:
+                    _launch_kernel(self.ptr, grid, 1, 1, block, 1, 1, shared_mem, stream_ptr, 0, b[2])
+                    return
+                except Exception as exc:  # a driver that rejects the packed buffer: kernelParams
+                    if "INVALID_VALUE" not in str(exc):
+                        raise
+                    _fast_ok = False
+            base = ctypes.addressof(b[0])
+            params = (ctypes.c_void_p * len(self.offs))(*(base + o for o in self.offs))
             _launch_kernel(self.ptr, grid, 1, 1, block, 1, 1, shared_mem, stream_ptr, ctypes.addressof(params), 0)
-        except Exception as exc:
-            _faults.check(exc, f"{_faults.caller()}: kernel launch")
-            raise
 
 
 def _launch_kernel(*a):

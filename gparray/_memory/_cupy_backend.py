@@ -40,13 +40,12 @@ def _raw_malloc(cp, device):
 
     def raw_malloc(nbytes):
         """cudaMalloc on the pool's device; MemoryError when the device is out of memory."""
-        with device:
+        with device, _faults.checked("alloc"):
             try:
                 return runtime.malloc(nbytes)
             except runtime.CUDARuntimeError as exc:
                 if getattr(exc, "status", None) == _CUDA_ERROR_MEMORY_ALLOCATION:
                     raise MemoryError(str(exc)) from exc
-                _faults.check(exc, "alloc")
                 raise
     return raw_malloc
 
@@ -56,23 +55,16 @@ def _raw_free(cp, device):
 
     def raw_free(ptr):
         """cudaFree on the pool's device."""
-        with device:
-            try:
-                runtime.free(ptr)
-            except runtime.CUDARuntimeError as exc:
-                _faults.check(exc, "free")
-                raise
+        with device, _faults.checked("free"):
+            runtime.free(ptr)
     return raw_free
 
 
 def _synchronize(device):
     def synchronize():
         """Wait for all work on the pool's device (a lost context: KernelFaultError)."""
-        try:
+        with _faults.checked("synchronize"):
             device.synchronize()
-        except Exception as exc:
-            _faults.check(exc, "synchronize")
-            raise
     return synchronize
 
 

@@ -19,12 +19,8 @@ def synchronize(device=None) -> None:
     dev = normalize_device(device, "synchronize")
     from .._kernels import _faults
 
-    with cp.cuda.Device(dev.id):
-        try:
-            cp.cuda.Device(dev.id).synchronize()
-        except Exception as exc:
-            _faults.check(exc, "synchronize")
-            raise
+    with cp.cuda.Device(dev.id), _faults.checked("synchronize"):
+        cp.cuda.Device(dev.id).synchronize()
 
 
 def clear_kernel_cache(memory: bool = True) -> int:
