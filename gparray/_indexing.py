@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _dtypes as _dt
-from ._array import Array
+from ._array import Array, _copy, _empty
 from ._engine import _elementwise as _ew
 from ._engine import _index as _ix
 from ._engine import _shapes
@@ -99,7 +99,6 @@ def getitem(x, key):
 # ---------------------------------------------------------------------------- execution
 def _compact(x, p, mask):
     """x[mask] for a mask over every dimension of the basic view of ``p``."""
-    from ._creation import _empty
 
     dev = x._device
     view = x._view(x._offset + p.offset, p.shape, p.strides)
@@ -138,7 +137,7 @@ def _index_arrays(x, p, name):
     dtypes = {t._dtype for t in arrays}
     target = _INT64 if len(dtypes) > 1 else _ix.index_conversion(arrays[0]._dtype)
     if target is not None:
-        arrays = [t if t._dtype == target else _ew.copy_new(t, target) for t in arrays]
+        arrays = [t if t._dtype == target else _copy(t, target) for t in arrays]
     return arrays, slots, layout
 
 
@@ -159,7 +158,6 @@ def _strides_over(layout, p, arrays, isz):
 
 
 def _gather_fast(x, key, d):
-    from ._creation import _empty
 
     shape, prep, slots = d
     out = _empty(shape, x._dtype, x._device)
@@ -171,7 +169,6 @@ def _gather_fast(x, key, d):
 def _gather(x, p, key=None):
     """x[key] for a GATHER plan (and masks over leading dimensions); ``key``: the original
     key when it is one integer Array (its launch is then remembered for ``getitem``)."""
-    from ._creation import _empty
 
     arrays, slots, layout = _index_arrays(x, p, "__getitem__")
     isz = x._dtype.itemsize
@@ -278,7 +275,7 @@ def setitem(x, key, value):
         raise ValueError(f"__setitem__: could not broadcast value of shape {value._shape} into the "
                          f"indexed shape {view._shape}")
     if _overlaps(view, value):
-        value = _ew.copy_new(value, value._dtype)
+        value = _copy(value)
     _ew.copy_into(view, value)
 
 
@@ -289,7 +286,7 @@ def _as_value(x, value):
     if not isinstance(value, Array):
         return full((), value, dtype=x._dtype, device=x._device)
     if value._dtype != x._dtype or _overlaps(x, value):
-        return _ew.copy_new(value, x._dtype)
+        return _copy(value, x._dtype)
     return value
 
 

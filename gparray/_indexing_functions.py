@@ -3,8 +3,7 @@ gather launch each (gparray/_engine/_index.py), with the same device-side bounds
 ``x[idx]`` (IndexError after the launch; never a read outside ``x``)."""
 from __future__ import annotations
 
-from ._array import Array
-from ._engine import _elementwise as _ew
+from ._array import Array, _copy, _empty
 from ._engine import _index as _ix
 from ._engine import _shapes
 
@@ -19,7 +18,7 @@ def _check_indices(x, indices, name):
     if indices._device != x._device:
         raise ValueError(f"{name}: indices are on {indices._device}, x on {x._device}")
     conv = _ix.index_conversion(indices._dtype)
-    return indices if conv is None else _ew.copy_new(indices, conv)
+    return indices if conv is None else _copy(indices, conv)
 
 
 def take(x, indices, /, *, axis=None):
@@ -43,7 +42,6 @@ def take(x, indices, /, *, axis=None):
 def take_along_axis(x, indices, /, *, axis=-1):
     """``out[..., j, ...] = x[..., indices[..., j, ...], ...]`` along ``axis``: ``indices`` has
     x's number of dimensions and broadcasts against ``x`` on the other axes."""
-    from ._creation import _empty
 
     name = "take_along_axis"
     indices = _check_indices(x, indices, name)
