@@ -13,6 +13,7 @@ silently dropped (gather: 0) without the synchronization.
 """
 from __future__ import annotations
 
+import atexit
 import os
 
 import numpy as np
@@ -79,6 +80,7 @@ def _geom_struct(exts, vstrides, kp: int):
 
 # ---------------------------------------------------------------------------- error word
 _err_blocks: dict = {}   # device id -> Block of 4 uint64 (flag, slot, value, spare), zeroed
+atexit.register(lambda: _err_blocks.clear())  # back to the pool while CuPy is still there
 _err_host = np.zeros(4, dtype=np.uint64)
 
 

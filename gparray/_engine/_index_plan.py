@@ -135,12 +135,15 @@ def plan(shape: tuple, strides: tuple, key, name: str = "__getitem__") -> IndexP
     if "ellipsis" in kinds:
         pos = kinds.index("ellipsis")
         fill = ndim - consumed
-        entries = entries[:pos] + (slice(None),) * fill + entries[pos + 1:]
-        kinds = kinds[:pos] + ["slice"] * fill + kinds[pos + 1:]
+        # an Ellipsis of no axes still separates the advanced entries around it (NumPy)
+        entries = entries[:pos] + ((slice(None),) * fill if fill else (None,)) + entries[pos + 1:]
+        kinds = kinds[:pos] + (["slice"] * fill if fill else ["gap"]) + kinds[pos + 1:]
     else:
         entries = entries + (slice(None),) * (ndim - consumed)
         kinds = kinds + ["slice"] * (ndim - consumed)
     has_arrays = "intarray" in kinds or "boolarray" in kinds
+    # NumPy: boolean scalars are advanced entries too (and make the ints advanced)
+    has_adv = has_arrays or "bool" in kinds
 
     out_shape, out_strides, advanced, adv_pos = [], [], [], []
     offset = 0
@@ -150,15 +153,14 @@ def plan(shape: tuple, strides: tuple, key, name: str = "__getitem__") -> IndexP
         if kind == "none":
             out_shape.append(1)
             out_strides.append(0)
+        elif kind == "gap":
+            pass
         elif kind == "bool":
-            if has_arrays:
-                if first is None:
-                    first = len(out_shape)
-                advanced.append(AdvIndex(len(out_shape), -1, "bool", bool(k)))
-                adv_pos.append(pos)
-                out_shape.append(1)
-            else:
-                out_shape.append(1 if bool(k) else 0)
+            if first is None:
+                first = len(out_shape)
+            advanced.append(AdvIndex(len(out_shape), -1, "bool", bool(k)))
+            adv_pos.append(pos)
+            out_shape.append(1)
             out_strides.append(0)
         elif kind == "int":
             n = shape[axis]
@@ -168,7 +170,7 @@ def plan(shape: tuple, strides: tuple, key, name: str = "__getitem__") -> IndexP
             if i < 0:
                 i += n
             offset += i * strides[axis]
-            if has_arrays:
+            if has_adv:
                 if first is None:
                     first = len(out_shape)
                 advanced.append(AdvIndex(-1, axis, "scalar", i))
@@ -216,9 +218,20 @@ def plan(shape: tuple, strides: tuple, key, name: str = "__getitem__") -> IndexP
                 out_shape.append(shape[axis + j])
                 out_strides.append(strides[axis + j])
             axis += nd
-    if not has_arrays:
+    if not has_adv:
         return IndexPlan(PlanKind.VIEW, tuple(out_shape), tuple(out_strides), offset)
     adjacent = adv_pos == list(range(adv_pos[0], adv_pos[0] + len(adv_pos)))
+    if not has_arrays:
+        # only boolean scalars (and ints): one new axis of length 1 (all True) or 0, where
+        # the advanced result goes; still a view
+        bools = [a for a in advanced if a.kind == "bool"]
+        keep = [i for i in range(len(out_shape)) if i not in {a.view_axis for a in bools}]
+        at = first if adjacent else 0
+        shp = [out_shape[i] for i in keep]
+        sts = [out_strides[i] for i in keep]
+        shp.insert(at, 1 if all(a.index for a in bools) else 0)
+        sts.insert(at, 0)
+        return IndexPlan(PlanKind.VIEW, tuple(shp), tuple(sts), offset)
     real = [a for a in advanced if a.kind != "scalar"]
     kind = PlanKind.MASK if len(advanced) == 1 and real[0].kind == "mask" else PlanKind.GATHER
     return IndexPlan(kind, tuple(out_shape), tuple(out_strides), offset, tuple(advanced), adjacent,
