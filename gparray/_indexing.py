@@ -65,7 +65,7 @@ _views: dict = {}  # (shape, strides, key signature) -> (offset, shape, strides)
 _VIEWS_MAX = 4096
 
 
-_fast: dict = {}  # (x layout, index layout, device) -> (result shape, prepared launch, slots)
+_fast: dict = {}  # (x layout, index layout, device) -> (result shape, prepared launch)
 
 
 def getitem(x, key):
@@ -116,29 +116,29 @@ def _compact(x, p, mask):
 
 
 def _index_arrays(x, p, name):
-    """(index Arrays, one per consumed view axis, in a dtype the kernel takes; (axis, size)
-    per array for error messages; the gather layout)."""
+    """(index Arrays, one per consumed view axis, in a dtype the kernel takes; the axis of x
+    each indexes, for error messages; the gather layout)."""
     from ._creation import zeros
     from ._searching import nonzero
 
-    arrays, slots = [], []
+    arrays, axes = [], []
     for a in p.advanced:
         if a.kind == "int":
             arrays.append(a.index)
-            slots.append((a.axis, p.shape[a.view_axis]))
+            axes.append(a.axis)
         elif a.kind == "mask":
             nz = nonzero(a.index)
             arrays += nz
-            slots += [(a.axis + j, p.shape[a.view_axis + j]) for j in range(len(nz))]
+            axes += [a.axis + j for j in range(len(nz))]
         elif a.kind == "bool":
             arrays.append(zeros((1 if a.index else 0,), dtype=_dt.int64, device=x._device))
-            slots.append((-1, 1))
+            axes.append(-1)
     layout = gather_layout(p, [t._shape for t in arrays], name)
     dtypes = {t._dtype for t in arrays}
     target = _INT64 if len(dtypes) > 1 else _ix.index_conversion(arrays[0]._dtype)
     if target is not None:
         arrays = [t if t._dtype == target else _copy(t, target) for t in arrays]
-    return arrays, slots, layout
+    return arrays, axes, layout
 
 
 def _strides_over(layout, p, arrays, isz):
@@ -159,10 +159,10 @@ def _strides_over(layout, p, arrays, isz):
 
 def _gather_fast(x, key, d):
 
-    shape, prep, slots = d
+    shape, prep = d
     out = _empty(shape, x._dtype, x._device)
     _ix.launch_prepared(prep, x._device._id, out._buf.ptr, x._buf.ptr + x._offset, (key._buf.ptr + key._offset,),
-                        "__getitem__", slots)
+                        "__getitem__")
     return out
 
 
@@ -170,7 +170,7 @@ def _gather(x, p, key=None):
     """x[key] for a GATHER plan (and masks over leading dimensions); ``key``: the original
     key when it is one integer Array (its launch is then remembered for ``getitem``)."""
 
-    arrays, slots, layout = _index_arrays(x, p, "__getitem__")
+    arrays, axes, layout = _index_arrays(x, p, "__getitem__")
     isz = x._dtype.itemsize
     out = _empty(layout.shape, x._dtype, x._device)
     if out.size == 0:
@@ -180,14 +180,14 @@ def _gather(x, p, key=None):
     vsts = [p.strides[v] // isz for v in layout.consumed]
     dev = x._device._id
     align = _ix.alignment(out._ptr, x._ptr + p.offset)
-    prep = _ix.prepare(_shapes.c_strides(layout.shape), src, idx, exts, vsts, layout.shape, isz, arrays[0]._dtype,
-                       False, dev, align)
+    prep = _ix.prepare(_shapes.c_strides(layout.shape), src, idx, exts, vsts, axes, layout.shape, isz,
+                       arrays[0]._dtype, False, dev, align)
     if key is not None and arrays[0] is key and align == 16:
         if len(_fast) >= _VIEWS_MAX:
             _fast.clear()
         _fast[(x._shape, x._strides, x._dtype, key._shape, key._strides, key._dtype, key._device, x._device)] = \
-            (layout.shape, prep, slots)
-    _ix.launch_prepared(prep, dev, out._ptr, x._ptr + p.offset, [t._ptr for t in arrays], "__getitem__", slots)
+            (layout.shape, prep)
+    _ix.launch_prepared(prep, dev, out._ptr, x._ptr + p.offset, [t._ptr for t in arrays], "__getitem__")
     return out
 
 
@@ -259,8 +259,7 @@ def setitem(x, key, value):
                     _fast_set.clear()
                 _fast_set[fk] = d
             return
-        prep, slots = d
-        _ix.launch_prepared(prep, x._device._id, v._ptr, x._ptr, (key._ptr,), "__setitem__", slots)
+        _ix.launch_prepared(d, x._device._id, v._ptr, x._ptr, (key._ptr,), "__setitem__")
         return
     key = _prepare_key(key, x, "__setitem__")
     p = setitem_plan(x._shape, x._strides, key, value)
@@ -290,18 +289,18 @@ def _as_value(x, value):
     return value
 
 
-_fast_set: dict = {}  # (x, key, value layouts) -> (prepared launch, slots) of x[key] = value
+_fast_set: dict = {}  # (x, key, value layouts) -> prepared launch of x[key] = value
 
 
 def _scatter(x, p, value, key=None):
-    """x[key] = value for a SCATTER plan; returns (prepared launch, slots) when ``key`` (the
+    """x[key] = value for a SCATTER plan; returns the prepared launch when ``key`` (the
     original key, one integer Array) was the only index array and the launch can be reused
     for the same layouts."""
     a = p.advanced
     if len(a) == 1 and a[0].kind == "mask" and (not isinstance(value, Array) or value.size == 1):
         _masked_fill(x, p, a[0], value)
         return None
-    arrays, slots, layout = _index_arrays(x, p, "__setitem__")
+    arrays, axes, layout = _index_arrays(x, p, "__setitem__")
     vshape = value._shape if isinstance(value, Array) else ()
     if _shapes.broadcast_shapes(layout.shape, vshape, name="__setitem__") != layout.shape:
         raise ValueError(f"__setitem__: could not broadcast value of shape {vshape} into the indexed "
@@ -316,10 +315,10 @@ def _scatter(x, p, value, key=None):
     vsts = [p.strides[vx] // isz for vx in layout.consumed]
     dev = x._device._id
     align = _ix.alignment(v._ptr, x._ptr + p.offset)
-    prep = _ix.prepare(dense, src, idx, exts, vsts, layout.shape, isz, arrays[0]._dtype, True, dev, align)
-    _ix.launch_prepared(prep, dev, v._ptr, x._ptr + p.offset, [t._ptr for t in arrays], "__setitem__", slots)
+    prep = _ix.prepare(dense, src, idx, exts, vsts, axes, layout.shape, isz, arrays[0]._dtype, True, dev, align)
+    _ix.launch_prepared(prep, dev, v._ptr, x._ptr + p.offset, [t._ptr for t in arrays], "__setitem__")
     reuse = key is not None and arrays[0] is key and v is value and align == 16
-    return (prep, slots) if reuse else None
+    return prep if reuse else None
 
 
 def _masked_fill(x, p, a, value):

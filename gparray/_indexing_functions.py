@@ -70,6 +70,5 @@ def take_along_axis(x, indices, /, *, axis=-1):
                                     shape)
     ext = x._shape[axis]
     _ix.index_copy(out._ptr, _shapes.c_strides(shape), x._ptr, tuple(xst),
-                   [(indices, jst, ext, x._strides[axis] // isz)], shape, isz, x._device._id, False, name,
-                   [(axis, ext)])
+                   [(indices, jst, ext, x._strides[axis] // isz, axis)], shape, isz, x._device._id, False, name)
     return out

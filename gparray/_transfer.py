@@ -13,6 +13,7 @@ import numpy as np
 
 from . import _backend, _memory
 from ._engine import _elementwise as _ew
+from ._engine import _index
 from ._engine._shapes import Layout
 from ._kernels import _faults
 
@@ -79,10 +80,12 @@ def to_host(x) -> np.ndarray:
         keep = contiguous(x)
         ptr = keep.ptr
     cp = _backend.cupy()
-    with on_device(x._device), _faults.checked("to host"):
-        s = stream()
-        cp.cuda.runtime.memcpyAsync(out.ctypes.data, ptr, out.nbytes, _D2H, s.ptr)
-        s.synchronize()
+    with on_device(x._device):
+        with _faults.checked("to host"):
+            s = stream()
+            cp.cuda.runtime.memcpyAsync(out.ctypes.data, ptr, out.nbytes, _D2H, s.ptr)
+            s.synchronize()
+        _index.check_pending(x._device._id, s.ptr)  # an out-of-range index an earlier gather met
     return out
 
 
@@ -99,10 +102,12 @@ def to_device(x, dev):
     buf = _memory.alloc(nbytes, dev._id)
     if nbytes:
         cp = _backend.cupy()
-        with on_device(x._device), _faults.checked("to_device"):
-            s = stream()
-            cp.cuda.runtime.memcpyPeerAsync(buf.ptr, dev._id, src, x._device._id, nbytes, s.ptr)
-            s.synchronize()
+        with on_device(x._device):
+            with _faults.checked("to_device"):
+                s = stream()
+                cp.cuda.runtime.memcpyPeerAsync(buf.ptr, dev._id, src, x._device._id, nbytes, s.ptr)
+                s.synchronize()
+            _index.check_pending(x._device._id, s.ptr)
     return buf
 
 

@@ -42,6 +42,7 @@ def isolate_engines(monkeypatch):
 
     monkeypatch.setattr(_index, "_launches", {})
     monkeypatch.setattr(_index, "_err_blocks", {})
+    monkeypatch.setattr(_index, "_pending", {})
     monkeypatch.setattr(_reduce, "_launches", {})
     monkeypatch.setattr(_scan, "_launches", {})
     monkeypatch.setattr(_scan, "_workspaces", {})

@@ -27,6 +27,15 @@ import gparray as xp
 
 pytestmark = pytest.mark.gpu
 
+
+@pytest.fixture(autouse=True)
+def _bounds_checked_at_the_call(monkeypatch):
+    """These tests expect NumPy's IndexError at the indexing call itself: GPARRAY_BOUNDS_CHECK
+    =sync (tests/test_bounds_check_gpu.py covers the default, deferred mode)."""
+    from gparray._engine import _index
+
+    monkeypatch.setattr(_index, "MODE", "sync")
+
 ALL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
        "float16", "float32", "float64", "complex64", "complex128"]
 INDEX_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]

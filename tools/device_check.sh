@@ -50,7 +50,7 @@ JOBS=${JOBS:-12}
 SEEDS=${SEEDS:-"$RANDOM $RANDOM"}
 # the memcheck pass: every kernel family and planner strategy (reductions, scans, searching,
 # contiguous/strided/tiled/rows elementwise, copies, creation), small enough for ~5 minutes
-SANITIZE_FILES=${SANITIZE_FILES:-"tests/test_reductions_gpu.py tests/test_elementwise_variants_gpu.py tests/test_foundation_gpu.py tests/test_memory_safety_gpu.py tests/test_indexing_gpu.py tests/test_manipulation_gpu.py"}
+SANITIZE_FILES=${SANITIZE_FILES:-"tests/test_reductions_gpu.py tests/test_elementwise_variants_gpu.py tests/test_foundation_gpu.py tests/test_memory_safety_gpu.py tests/test_indexing_gpu.py tests/test_bounds_check_gpu.py tests/test_manipulation_gpu.py"}
 BUDGET_S=${BUDGET_S:-560}
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 

@@ -5,11 +5,18 @@ Operands are layout objects (``_buf``, ``_offset``, ``_shape``, ``_strides``, ``
 ``_device``); the namespace layer (gparray/_indexing.py) allocates outputs and builds Arrays.
 
 Bounds: index values are checked on the device. An out-of-range index never addresses
-memory (the gather writes 0, the scatter skips it) and the kernel records the first one in a
-per-device error word; the host reads that word after the launch (one synchronization) and
-raises NumPy's ``IndexError: index 10 is out of bounds for axis 0 with size 5``.
-``GPARRAY_BOUNDS_CHECK=0`` (read at import) skips the read: out-of-range indices are then
-silently dropped (gather: 0) without the synchronization.
+memory (the gather writes 0, the scatter skips it); the kernel records the first one (axis,
+value, size) in a per-device error word, and the host turns it into NumPy's
+``IndexError: index 10 is out of bounds for axis 0 with size 5``. When the host reads the
+word is ``GPARRAY_BOUNDS_CHECK`` (read at import; ``MODE``):
+
+* ``deferred`` (default): at the next point where gparray synchronizes with that stream
+  anyway (a device-to-host read: ``int(x)``, ``np.asarray(x)``, printing, the size of a
+  mask or ``nonzero``; ``gparray.cuda.synchronize()``), so indexing itself never waits for
+  the GPU;
+* ``sync``: right after each gather or scatter (one synchronization per call, as NumPy
+  raises at the call);
+* ``off``: never (out-of-range indices are dropped silently: the gather writes 0).
 """
 from __future__ import annotations
 
@@ -29,7 +36,18 @@ TILE = BLOCK * ITEMS
 CP_TILE = (BLOCK // 32) * 16 * 32   # GP_CP_TILE (== the search family's GP_NZ_TILE)
 PAD_EXTENT = 1 << 62            # extent of a padding slot
 MAX_ARRAYS = 8                  # index arrays one launch takes (K is padded to 1, 2, 4 or 8)
-BOUNDS_CHECK = os.environ.get("GPARRAY_BOUNDS_CHECK", "1") not in ("0", "false", "no")
+
+
+def _mode(value) -> str:
+    v = (value or "deferred").strip().lower()
+    if v in ("0", "off", "false", "no", "none"):
+        return "off"
+    if v in ("sync", "1", "true", "yes", "on"):
+        return "sync"
+    return "deferred"
+
+
+MODE = _mode(os.environ.get("GPARRAY_BOUNDS_CHECK"))
 
 _STORAGE = {1: "gp::uint8", 2: "gp::uint16", 4: "gp::uint32", 8: "gp::uint64", 16: "gp::ix::b16"}
 _INDEX_TYPES = {np.dtype("int32"): "gp::int32", np.dtype("int64"): "gp::int64", np.dtype("uint64"): "gp::uint64"}
@@ -62,26 +80,30 @@ def padded_k(k: int) -> int:
 _geom_dtypes: dict = {}
 
 
-def _geom_struct(exts, vstrides, kp: int):
-    """The IndexGeom<K> struct: K extents and K view strides. A padding slot reads the first
-    index array again, with view stride 0 and an extent no index value reaches, so it never
-    reports an error (the first array's own slot checks its values)."""
+def _geom_struct(exts, vstrides, axes, kp: int):
+    """The IndexGeom<K> struct: K extents, K view strides, K axes (for the error record). A
+    padding slot reads the first index array again, with view stride 0 and an extent no
+    index value reaches, so it never reports (the first array's own slot checks its
+    values)."""
     dt = _geom_dtypes.get(kp)
     if dt is None:
-        dt = _geom_dtypes[kp] = np.dtype([("v", np.int64, (2 * kp,))])
+        dt = _geom_dtypes[kp] = np.dtype([("v", np.int64, (3 * kp,))])
     rec = np.zeros((), dt)
     v = rec["v"]
     k = len(exts)
     v[:k] = exts
     v[k:kp] = PAD_EXTENT
     v[kp:kp + k] = vstrides
+    v[2 * kp:2 * kp + k] = axes
+    v[2 * kp + k:] = -1
     return rec[()]
 
 
 # ---------------------------------------------------------------------------- error word
-_err_blocks: dict = {}   # device id -> Block of 4 uint64 (flag, slot, value, spare), zeroed
+_err_blocks: dict = {}   # device id -> Block of 4 uint64 (flag, axis, value, size), zeroed
 atexit.register(lambda: _err_blocks.clear())  # back to the pool while CuPy is still there
 _err_host = np.zeros(4, dtype=np.uint64)
+_pending: dict = {}      # device id -> {stream address: True} of launches not checked yet
 
 
 def _err_word(dev: int):
@@ -94,23 +116,65 @@ def _err_word(dev: int):
     return blk
 
 
-def check_bounds(dev: int, name: str, slots) -> None:
-    """Read the device's error word after an index launch (synchronizes the current stream);
-    raise IndexError for the first out-of-range index, naming ``slots[k]`` = (axis, size)."""
-    if not BOUNDS_CHECK:
-        return
+def _read_record(dev: int, stream_ptr: int):
+    """(axis, value, size) of the recorded out-of-range index, or None; the record is reset.
+    The read is queued on ``stream_ptr`` (it waits for that stream's earlier launches)."""
     cp = _backend.cupy()
-    blk = _err_blocks[dev]
-    s = cp.cuda.get_current_stream()
-    # into pageable host memory: returns once the copy (and so the launch before it) is done
-    cp.cuda.runtime.memcpyAsync(_err_host.ctypes.data, blk.ptr, 24, 2, s.ptr)
-    if _err_host[0]:
-        slot = int(_err_host[1])
-        value = int(_err_host[2].view(np.int64))
-        cp.cuda.runtime.memsetAsync(blk.ptr, 0, 32, s.ptr)
-        _err_host[:] = 0
-        axis, size = slots[slot] if slot < len(slots) else (-1, -1)
-        raise IndexError(f"{name}: index {value} is out of bounds for axis {axis} with size {size}")
+    blk = _err_blocks.get(dev)
+    if blk is None:
+        return None
+    # into pageable host memory: returns once the copy (and so the launches before it) is done
+    cp.cuda.runtime.memcpyAsync(_err_host.ctypes.data, blk.ptr, 32, 2, stream_ptr)
+    if not _err_host[0]:
+        return None
+    rec = tuple(int(v) for v in _err_host[1:].view(np.int64))
+    cp.cuda.runtime.memsetAsync(blk.ptr, 0, 32, stream_ptr)
+    _err_host[:] = 0
+    return rec
+
+
+def _message(rec) -> str:
+    axis, value, size = rec
+    return f"index {value} is out of bounds for axis {axis} with size {size}"
+
+
+def after_launch(dev: int, name: str) -> None:
+    """What follows every gather/scatter launch: in ``sync`` mode the read of the error word
+    (IndexError named after ``name``), in ``deferred`` mode a note that the current stream
+    has a launch to check at its next synchronization."""
+    if MODE == "deferred":
+        cp = _backend.cupy()
+        _pending.setdefault(dev, {})[cp.cuda.get_current_stream().ptr] = True
+    elif MODE == "sync":
+        cp = _backend.cupy()
+        s = cp.cuda.get_current_stream().ptr
+        p = _pending.get(dev)
+        if p:
+            p.pop(s, None)
+        rec = _read_record(dev, s)
+        if rec is not None:
+            raise IndexError(f"{name}: {_message(rec)}")
+
+
+def check_pending(dev: int, stream_ptr=None) -> None:
+    """Called where gparray has just synchronized with stream ``stream_ptr`` of ``dev`` (None:
+    with the whole device): if gather/scatter launches ran there since the last check, read
+    the error word and raise the IndexError of the first out-of-range index they met."""
+    p = _pending.get(dev)
+    if not p:
+        return
+    if stream_ptr is None:
+        cp = _backend.cupy()
+        p.clear()
+        rec = _read_record(dev, cp.cuda.get_current_stream().ptr)
+    elif stream_ptr in p:
+        del p[stream_ptr]
+        rec = _read_record(dev, stream_ptr)
+    else:
+        return
+    if rec is not None:
+        raise IndexError(f"indexing: {_message(rec)} (met by an earlier gather or scatter on cuda:{dev}, "
+                         "reported at this synchronization; GPARRAY_BOUNDS_CHECK=sync reports it at the call)")
 
 
 # ---------------------------------------------------------------------------- gather / scatter
@@ -149,7 +213,7 @@ def alignment(*ptrs) -> int:
     return a
 
 
-def prepare(dense_strides, src_strides, index_strides, exts, vstrides, shape, itemsize, it, scatter, dev,
+def prepare(dense_strides, src_strides, index_strides, exts, vstrides, axes, shape, itemsize, it, scatter, dev,
             align: int = 1):
     """The launch of one gather (dense[i] = src[...]) or scatter (src[...] = dense[i]) over
     the C-order positions of non-empty ``shape``: a bound kernel, its constant tail and grid
@@ -157,10 +221,11 @@ def prepare(dense_strides, src_strides, index_strides, exts, vstrides, shape, it
     side (the gather's C-contiguous output, the scatter's broadcast value),
     ``src_strides`` of the indexed array's basic view (0 on the index dims),
     ``index_strides`` of each index array (of dtype ``it``, see ``index_ctype``); ``exts``
-    and ``vstrides``: extent and view stride (elements) of the axis each array indexes;
-    ``align``: the alignment of the dense and source addresses (``alignment``)."""
+    and ``vstrides``: extent and view stride (elements) of the axis each array indexes,
+    ``axes``: that axis' number in the indexed array (for the error message); ``align``: the
+    alignment of the dense and source addresses (``alignment``)."""
     strides = [tuple(src_strides), tuple(dense_strides)] + [tuple(st) for st in index_strides]
-    key = (tuple(shape), tuple(strides), tuple(exts), tuple(vstrides), itemsize, it, scatter, dev, align)
+    key = (tuple(shape), tuple(strides), tuple(exts), tuple(vstrides), tuple(axes), itemsize, it, scatter, dev, align)
     d = _launches.get(key)
     if d is None:
         kp = padded_k(len(index_strides))
@@ -174,7 +239,7 @@ def prepare(dense_strides, src_strides, index_strides, exts, vstrides, shape, it
                 f"{nd}, {idx}>")
         ix = np.int32 if idx == "int" else _i64
         err = _err_word(dev)
-        proto = (_P0,) * 10 + (_geom_struct(exts, vst, kp), strided_params(m_shape, m_strides, nd), ix(n),
+        proto = (_P0,) * 10 + (_geom_struct(exts, vst, axes, kp), strided_params(m_shape, m_strides, nd), ix(n),
                                _ptr(err.ptr))
         d = bind(FAMILY, expr, dev, proto, range(10)) + (-(-n // TILE),)
         if len(_launches) >= _LAUNCHES_MAX:
@@ -183,27 +248,26 @@ def prepare(dense_strides, src_strides, index_strides, exts, vstrides, shape, it
     return d
 
 
-def launch_prepared(d, dev: int, dense_ptr: int, src_ptr: int, ptrs, name: str, slots) -> None:
+def launch_prepared(d, dev: int, dense_ptr: int, src_ptr: int, ptrs, name: str) -> None:
     """Run launch ``d`` (``prepare``) with these addresses (``ptrs``: of the index arrays),
-    then check the indices (``check_bounds``)."""
+    then ``after_launch`` (the bounds check of ``MODE``)."""
     k, tail, grid = d
     if len(ptrs) < 8:
         ptrs = tuple(ptrs) + (ptrs[0],) * (8 - len(ptrs))
     run(k, dev, grid, (dense_ptr, src_ptr, *ptrs) + tail)
-    check_bounds(dev, name, slots)
+    after_launch(dev, name)
 
 
-def index_copy(dense_ptr, dense_strides, src_ptr, src_strides, indices, shape, itemsize, dev, scatter, name,
-               slots):
+def index_copy(dense_ptr, dense_strides, src_ptr, src_strides, indices, shape, itemsize, dev, scatter, name):
     """``prepare`` + ``launch_prepared`` for ``indices`` = one (layout object, element strides
-    over ``shape``, extent, view stride in elements) per index array; ``slots``: (axis,
-    size) per index array, for the error message. Nothing happens for an empty ``shape``."""
+    over ``shape``, extent, view stride in elements, axis) per index array. Nothing happens
+    for an empty ``shape``."""
     if _shapes.prod(shape) == 0:
         return
-    d = prepare(dense_strides, src_strides, [st for _, st, _, _ in indices], [e for _, _, e, _ in indices],
-                [v for _, _, _, v in indices], shape, itemsize, indices[0][0]._dtype, scatter, dev,
-                alignment(dense_ptr, src_ptr))
-    launch_prepared(d, dev, dense_ptr, src_ptr, [a._buf.ptr + a._offset for a, _, _, _ in indices], name, slots)
+    d = prepare(dense_strides, src_strides, [t[1] for t in indices], [t[2] for t in indices],
+                [t[3] for t in indices], [t[4] for t in indices], shape, itemsize, indices[0][0]._dtype, scatter,
+                dev, alignment(dense_ptr, src_ptr))
+    launch_prepared(d, dev, dense_ptr, src_ptr, [t[0]._buf.ptr + t[0]._offset for t in indices], name)
 
 
 # ---------------------------------------------------------------------------- masks
@@ -232,6 +296,7 @@ def mask_count(mask, dev: int, counts_buf, incl_buf) -> int:
     cp.cuda.runtime.memcpyAsync(host.ctypes.data, incl_buf._buf.ptr + incl_buf._offset + (n_tiles - 1) * 8, 8, 2,
                                 s.ptr)
     s.synchronize()
+    check_pending(dev, s.ptr)
     return int(host[0])
 
 

@@ -13,8 +13,9 @@
 //                     arrays (broadcast over the index dims, stride 0 elsewhere).
 //                     Negative indices wrap once; an index outside [0, ext) is never used to
 //                     address memory: the gather writes 0 there, the scatter skips it, and
-//                     the first such (slot, value) is recorded in err[0..2] (err[0] = 1),
-//                     which the host reads after the launch and turns into an IndexError.
+//                     the first such (axis, value, size) is recorded in err[0..3] (err[0] =
+//                     1), which the host reads (after the launch, or at its next
+//                     synchronization) and turns into an IndexError.
 //                     Repeated scatter indices: one of the values wins (each element is one
 //                     store of its full size).
 //   gp_index_compact  x[mask] for a boolean mask of x's shape: per-tile counts of the mask
@@ -37,11 +38,13 @@ struct alignas(16) b16 {
     unsigned long long lo, hi;
 };
 
-// Extents of the view axes the K index arrays index, and those axes' strides (elements).
+// Extents of the view axes the K index arrays index, those axes' strides (elements), and
+// the axes of the indexed array they are (for the error record).
 template <int K>
 struct IndexGeom {
     long long ext[K];
     long long vstride[K];
+    long long axis[K];
 };
 
 // The index arrays' addresses travel as eight plain pointer parameters (unused ones 0), so
@@ -73,10 +76,13 @@ __device__ __forceinline__ long long as_index(IT v, long long ext, bool& bad, lo
     return j;
 }
 
-__device__ __forceinline__ void record(unsigned long long* err, int slot, long long raw) {
+// The first out-of-range index of any launch since the host last read the record:
+// err[0] = 1, err[1] = axis, err[2] = the index value, err[3] = the axis' size.
+__device__ __forceinline__ void record(unsigned long long* err, long long axis, long long raw, long long ext) {
     if (atomicCAS(err, 0ull, 1ull) == 0ull) {
-        err[1] = static_cast<unsigned long long>(slot);
+        err[1] = static_cast<unsigned long long>(axis);
         err[2] = static_cast<unsigned long long>(raw);
+        err[3] = static_cast<unsigned long long>(ext);
     }
 }
 
@@ -95,7 +101,7 @@ __device__ __forceinline__ bool locate(const StridedParams<2 + K, ND>& layout, c
         long long raw = 0;
         const long long j = as_index<IT>(p[k][off[2 + k]], g.ext[k], bad, raw);
         if (bad) {
-            record(err, k, raw);
+            record(err, g.axis[k], raw, g.ext[k]);
             ok = false;
         }
         so += j * g.vstride[k];

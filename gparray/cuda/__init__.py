@@ -11,7 +11,9 @@ from ._memory_api import __all__ as _memory_all
 
 
 def synchronize(device=None) -> None:
-    """Wait until every kernel queued on ``device`` (default: current) has finished."""
+    """Wait until every kernel queued on ``device`` (default: current) has finished; raises
+    the IndexError of an out-of-range index an earlier gather or scatter met (see
+    GPARRAY_BOUNDS_CHECK)."""
     from .. import _backend
     from .._device import normalize_device
 
@@ -19,8 +21,12 @@ def synchronize(device=None) -> None:
     dev = normalize_device(device, "synchronize")
     from .._kernels import _faults
 
+    from .._engine import _index
+
     with cp.cuda.Device(dev.id), _faults.checked("synchronize"):
         cp.cuda.Device(dev.id).synchronize()
+    with cp.cuda.Device(dev.id):
+        _index.check_pending(dev.id)
 
 
 def clear_kernel_cache(memory: bool = True) -> int:
