@@ -354,6 +354,11 @@ def indexing_cases():
              same(lambda m, d: d["m"][d["rows"]]),
              nbytes=2 * ROWS_K * ROWS_W * f32 + i64 * ROWS_K,
              target=("pct_copy", 85.0, ">= 85% of copy bandwidth"), group=g, calls=10),
+        # the same bytes as the row gather moved by a plain copy: what "copy bandwidth" is at
+        # this size (no target; the m[rows] row's %copy is against the 2^28 copy ceiling)
+        Case("copy 2^22 float32 (the m[rows] bytes), 10 calls per event pair", "copy_16MiB",
+             lambda: {"a": randn(ROWS_K * ROWS_W)}, same(_copy), nbytes=2 * ROWS_K * ROWS_W * f32,
+             group=g, calls=10),
         # indices read, the picked elements read, output written
         Case("take_along_axis (8192,8192) (8192,256)", "take_along_axis",
              lambda: {"x": randn(TA_N * TA_N).reshape(TA_N, TA_N),

@@ -86,29 +86,49 @@ __device__ __forceinline__ void record(unsigned long long* err, long long axis, 
     }
 }
 
-// Offset (elements) into the source of position i, or false when an index is out of range.
+// Source offsets (elements) of the positions base + it * GP_IX_BLOCK (it < GP_IX_ITEMS) of
+// one thread, their dense offsets, and whether each is in range and has all its indices in
+// range. Three phases, so the loads of every item are in flight together (a gather is
+// latency-bound: index load, then the source load it addresses): the positions and every
+// index value first, then the checks (and the error record), the caller's loads last.
 template <class IT, int K, int ND, class IdxT>
-__device__ __forceinline__ bool locate(const StridedParams<2 + K, ND>& layout, const IT* const (&p)[8],
-                                       const IndexGeom<K>& g, IdxT i, long long& src_off, IdxT& dense_off,
-                                       unsigned long long* err) {
-    IdxT off[2 + K];
-    strided_offsets<2 + K, ND, IdxT>(layout, i, off);
-    long long so = static_cast<long long>(off[0]);
-    bool ok = true;
+__device__ __forceinline__ void locate_all(const StridedParams<2 + K, ND>& layout, const IT* const (&p)[8],
+                                           const IndexGeom<K>& g, IdxT base, IdxT n,
+                                           long long (&src_off)[GP_IX_ITEMS], IdxT (&dense_off)[GP_IX_ITEMS],
+                                           bool (&ok)[GP_IX_ITEMS], unsigned long long* err) {
+    IT raw[GP_IX_ITEMS][K];
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-        bool bad = false;
-        long long raw = 0;
-        const long long j = as_index<IT>(p[k][off[2 + k]], g.ext[k], bad, raw);
-        if (bad) {
-            record(err, g.axis[k], raw, g.ext[k]);
-            ok = false;
+    for (int it = 0; it < GP_IX_ITEMS; ++it) {
+        const IdxT i = base + it * GP_IX_BLOCK;
+        ok[it] = i < n;
+        src_off[it] = 0;
+        dense_off[it] = 0;
+        if (ok[it]) {
+            IdxT off[2 + K];
+            strided_offsets<2 + K, ND, IdxT>(layout, i, off);
+            src_off[it] = static_cast<long long>(off[0]);
+            dense_off[it] = off[1];
+#pragma unroll
+            for (int k = 0; k < K; ++k) raw[it][k] = p[k][off[2 + k]];
         }
-        so += j * g.vstride[k];
     }
-    src_off = so;
-    dense_off = off[1];
-    return ok;
+#pragma unroll
+    for (int it = 0; it < GP_IX_ITEMS; ++it) {
+        if (!ok[it]) continue;
+        long long so = src_off[it];
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            bool bad = false;
+            long long v = 0;
+            const long long j = as_index<IT>(raw[it][k], g.ext[k], bad, v);
+            if (bad) {
+                record(err, g.axis[k], v, g.ext[k]);
+                ok[it] = false;
+            }
+            so += j * g.vstride[k];
+        }
+        src_off[it] = so;
+    }
 }
 
 }  // namespace ix
@@ -120,17 +140,16 @@ gp_index_gather(S* __restrict__ dense, const S* __restrict__ src, GP_IX_PTRS, gp
                 gp::StridedParams<2 + K, ND> layout, IdxT n, unsigned long long* __restrict__ err) {
     const IT* const p[8] = {p0, p1, p2, p3, p4, p5, p6, p7};
     const IdxT base = static_cast<IdxT>(blockIdx.x) * (GP_IX_BLOCK * GP_IX_ITEMS) + threadIdx.x;
+    long long so[GP_IX_ITEMS];
+    IdxT dof[GP_IX_ITEMS];
+    bool ok[GP_IX_ITEMS];
+    gp::ix::locate_all<IT, K, ND, IdxT>(layout, p, g, base, n, so, dof, ok, err);
+    S v[GP_IX_ITEMS];
 #pragma unroll
-    for (int it = 0; it < GP_IX_ITEMS; ++it) {
-        const IdxT i = base + it * GP_IX_BLOCK;
-        if (i >= n) return;
-        long long so;
-        IdxT dof;
-        if (gp::ix::locate<IT, K, ND, IdxT>(layout, p, g, i, so, dof, err))
-            dense[dof] = src[so];
-        else
-            dense[dof] = S();
-    }
+    for (int it = 0; it < GP_IX_ITEMS; ++it) v[it] = ok[it] ? src[so[it]] : S();
+#pragma unroll
+    for (int it = 0; it < GP_IX_ITEMS; ++it)
+        if (base + it * GP_IX_BLOCK < n) dense[dof[it]] = v[it];
 }
 
 template <class S, class IT, int K, int ND, class IdxT>
@@ -139,14 +158,17 @@ gp_index_scatter(const S* __restrict__ dense, S* __restrict__ src, GP_IX_PTRS, g
                  gp::StridedParams<2 + K, ND> layout, IdxT n, unsigned long long* __restrict__ err) {
     const IT* const p[8] = {p0, p1, p2, p3, p4, p5, p6, p7};
     const IdxT base = static_cast<IdxT>(blockIdx.x) * (GP_IX_BLOCK * GP_IX_ITEMS) + threadIdx.x;
+    long long so[GP_IX_ITEMS];
+    IdxT dof[GP_IX_ITEMS];
+    bool ok[GP_IX_ITEMS];
+    gp::ix::locate_all<IT, K, ND, IdxT>(layout, p, g, base, n, so, dof, ok, err);
+    S v[GP_IX_ITEMS];
 #pragma unroll
-    for (int it = 0; it < GP_IX_ITEMS; ++it) {
-        const IdxT i = base + it * GP_IX_BLOCK;
-        if (i >= n) return;
-        long long so;
-        IdxT dof;
-        if (gp::ix::locate<IT, K, ND, IdxT>(layout, p, g, i, so, dof, err)) src[so] = dense[dof];
-    }
+    for (int it = 0; it < GP_IX_ITEMS; ++it)
+        if (ok[it]) v[it] = dense[dof[it]];
+#pragma unroll
+    for (int it = 0; it < GP_IX_ITEMS; ++it)
+        if (ok[it]) src[so[it]] = v[it];
 }
 
 template <class S, bool CONTIG, int ND, class IdxT>
