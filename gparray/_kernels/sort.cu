@@ -252,8 +252,8 @@ gp_sort_prepare(const unsigned long long* __restrict__ hist, long long n, int P,
 
 // Pass `pass` of a device-wide sort: digit `shift` of the keys (row_pass == 0) or of the row
 // id v / seg of the carried index v (row_pass == 1). Buffers by route id (gp/sort.cuh):
-// keys {kin, kout, kt0, kt1}, values {generated index, vout, vt0, vt1}; seg > 0: values
-// written to vout are v % seg (the index inside the row). look: two regions of tiles * RADIX
+// keys {kin, kout, kt0, kt1}, values {generated index, vout, vt0, vt1}; seg > 0: the last
+// active pass writes v % seg (the index inside the row). look: two regions of tiles * RADIX
 // status words; this pass uses region pass % 2 and zeroes region (pass + 1) % 2 for the next.
 template <class U, bool PAIRS, class W>
 __global__ void __launch_bounds__(GP_SORT_THREADS)
@@ -365,7 +365,7 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
             for (int k = 0; k < K; ++k)
                 if (slot[k] < tile_n) sv[slot[k]] = val[k];
             __syncthreads();
-            const bool mod = vdst == BUF_OUT && seg > 0;
+            const bool mod = seg > 0 && rt[5] == rt[6] - 1;  // the last active pass: index inside the row
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 const int i = k * T + threadIdx.x;
