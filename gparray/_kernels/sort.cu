@@ -297,7 +297,7 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
         const bool ok = e < tile_n;
         key[k] = ok ? ks[base + e] : U(0);
         if constexpr (PAIRS) val[k] = ok ? (vsrc == BUF_IN ? base + e : vs[base + e]) : 0;
-        dig[k] = ok ? digit<U>(key[k], kind, flip, shift) : RADIX - 1;
+        dig[k] = ok && !row_pass ? digit<U>(key[k], kind, flip, shift) : RADIX - 1;
         if constexpr (PAIRS) {
             if (ok && row_pass) {
                 const long long v = val[k];
