@@ -200,6 +200,12 @@ def _sort_torch(t, d):
     return t.sort(d["a"]).values
 
 
+def _sort_axis1(m, d):
+    if m is torch:
+        return torch.sort(d["m"], dim=1).values
+    return m.sort(d["m"], axis=1)
+
+
 def _setitem(m, d):
     d["a"][d["idx"]] = 1.0
 
@@ -368,6 +374,37 @@ def indexing_cases():
     ]
 
 
+SORT_ROWS = ((16384, 1024), (1 << 20, 16))   # sort along axis 1: medium rows, many short rows
+
+
+def sorting_cases():
+    """sort and argsort (the "sorting" group: ``--cases sorting``). Bytes: the input read
+    and the output written once (argsort: the int64 indices), not the traffic of the passes."""
+    f32, i64 = 4, 8
+    g = "sorting"
+    (r1, c1), (r2, c2) = SORT_ROWS
+    return [
+        Case("sort 2^26 float32", "sort64M", lambda: {"a": randn(N26)},
+             {"gparray": lambda m, d: xp.sort(d["a"]), "cupy": lambda m, d: cp.sort(d["a"]),
+              "torch": lambda m, d: _sort_torch(torch, d)},
+             nbytes=2 * f32 * N26, target=("cupy", 1.0, "<= 1.0x CuPy"), group=g),
+        Case("argsort 2^26 float32", "argsort64M", lambda: {"a": randn(N26)},
+             same(lambda m, d: m.argsort(d["a"])),
+             nbytes=(f32 + i64) * N26, target=("best", 1.0, "<= 1.0x best"), group=g),
+        Case("sort 2^26 int64 (full range)", "sort64M_i64",
+             lambda: {"a": _rng(6).integers(-2**62, 2**62, N26, dtype=cp.int64)},
+             {"gparray": lambda m, d: xp.sort(d["a"]), "cupy": lambda m, d: cp.sort(d["a"]),
+              "torch": lambda m, d: _sort_torch(torch, d)},
+             nbytes=2 * i64 * N26, target=("best", 1.0, "<= 1.0x best"), group=g),
+        Case(f"sort axis 1 ({r1}, {c1}) float32", "sort_rows1024",
+             lambda: {"m": randn(r1 * c1).reshape(r1, c1)}, same(_sort_axis1),
+             nbytes=2 * f32 * r1 * c1, target=("best", 1.0, "<= 1.0x best"), group=g),
+        Case(f"sort axis 1 (2^20, {c2}) float32", "sort_rows16",
+             lambda: {"m": randn(r2 * c2).reshape(r2, c2)}, same(_sort_axis1),
+             nbytes=2 * f32 * r2 * c2, target=("best", 0.5, "<= 0.5x best (many short rows)"), group=g),
+    ]
+
+
 def _unique_bytes(d):
     return 4 * N24 + 4 * int(cp.unique(d["a"]).size)
 
@@ -412,13 +449,6 @@ def gpu_cases():
              nbytes=f32 * N28, target=("torch", 0.85, "<= 0.85x PyTorch (one pass)")),
         Case("cumulative_sum 2^28", "cumsum", lambda: {"a": randn(N28)}, same(_cumsum),
              nbytes=2 * f32 * N28, target=("torch", 0.75, "<= 0.75x PyTorch (single-pass scan)")),
-        Case("sort 2^26", "sort64M", lambda: {"a": randn(N26)},
-             {"gparray": lambda m, d: xp.sort(d["a"]), "cupy": lambda m, d: cp.sort(d["a"]),
-              "torch": lambda m, d: _sort_torch(torch, d)},
-             nbytes=2 * f32 * N26, target=("cupy", 1.0, "<= 1.0x CuPy")),
-        Case("argsort 2^26", "argsort64M", lambda: {"a": randn(N26)},
-             same(lambda m, d: m.argsort(d["a"])),
-             nbytes=(f32 + 8) * N26, target=("best", 1.0, "<= 1.0x best")),
         Case("unique_values int32 2^24", "unique16M",
              lambda: {"a": _rng(5).integers(0, 2**31 - 1, N24, dtype=cp.int32)}, same(_unique),
              nbytes=_unique_bytes, target=("torch", 1.0, "<= 1.0x PyTorch")),
@@ -432,7 +462,7 @@ def gpu_cases():
         Case("fft complex64 2^24", "fft16M_c64",
              lambda: {"a": (randn(N24) + 1j * randn(N24, seed=2)).astype(cp.complex64)}, same(_fft),
              nbytes=2 * 8 * N24, target=("best", 1 / 0.98, ">= 0.98x cuFFT")),
-    ] + indexing_cases()
+    ] + indexing_cases() + sorting_cases()
 
 
 # --------------------------------------------------------------------------- timing
@@ -973,7 +1003,7 @@ def main(argv=None):
                                  epilog=__doc__.split("\n", 2)[2])
     ap.add_argument("--cases", default="", help="comma-separated substrings; run the cases whose "
                     "name or key contains one (case-insensitive), or a group name: 'indexing' "
-                    "runs the advanced-indexing rows (see --list)")
+                    "runs the advanced-indexing rows, 'sorting' the sort rows (see --list)")
     ap.add_argument("--libs", default=",".join(LIBS), help="comma-separated subset of "
                     "gparray,cupy,torch (default: all)")
     ap.add_argument("--repeat", type=int, default=None, help="timed runs per case (default 20, 5 with --quick)")
@@ -1010,7 +1040,7 @@ def main(argv=None):
             print(f"{name:<40} key={key}")
         for name, key, grp in host_index_names:
             print(f"{name:<40} key={key:<22} [{grp}]   target: <= 1.3x PyTorch")
-        print("groups (--cases GROUP runs one): indexing")
+        print("groups (--cases GROUP runs one): indexing, sorting")
         return 0
 
     def log(msg):

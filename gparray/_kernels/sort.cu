@@ -1,0 +1,498 @@
+// gparray kernel family "sort": LSD radix sorts of keys and (key, int64 index) pairs
+// (gparray/_engine/_sort.py plans and launches them). Keys, digits and routing: gp/sort.cuh.
+//
+// Device-wide (long rows; rows folded into the key as more significant digits taken from
+// the carried element index):
+//   gp_sort_histogram  every digit's histogram in one read of the keys (per-block shared
+//                      counters, one global atomic per bucket per block); also zeroes the
+//                      look-back region of pass 0
+//   gp_sort_prepare    one block: per pass the exclusive bucket offsets and whether the
+//                      digit is constant (then the pass is skipped), and the route table
+//                      (which buffers each active pass reads and writes)
+//   gp_sort_onesweep   one launch per digit (Adinets & Merrill's onesweep): a block ranks
+//                      its tile of GP_SORT_TILE keys in shared memory (warp-level multisplit:
+//                      8 ballots give the lanes holding the same digit, per-warp bucket
+//                      counters give the rank), publishes its bucket counts, gets each
+//                      bucket's global start by a decoupled look-back over the tiles before
+//                      it (one thread per bucket; status words {flag, count} in one 32- or
+//                      64-bit word, zeroed by the previous pass), then writes the tile out
+//                      bucket by bucket through shared memory (runs of one bucket are
+//                      contiguous in the output). Tile id = blockIdx.x: blocks start in
+//                      blockIdx order, so a tile's predecessors are running or done.
+// Segmented (many rows, each sorted by one block or a few lanes; rows read and written
+// through their strides):
+//   gp_sort_block      one row of up to THREADS * ITEMS keys per block: the same tile
+//                      ranking, one pass per digit in shared memory (constant digits
+//                      skipped), then the row written out
+//   gp_sort_warp       rows of up to 32 keys: P lanes (a power of two >= the row length)
+//                      per row, a bitonic network over (radix key, index) in registers
+//                      (the index tie-break makes it stable)
+#include "gp/types.cuh"
+#include "gp/indexer.cuh"
+#include "gp/sort.cuh"
+
+namespace gp {
+namespace sort {
+
+constexpr int RADIX = GP_SORT_RADIX;
+constexpr unsigned FULL = 0xffffffffu;
+
+template <class W>
+struct word {
+    static constexpr int SHIFT = 8 * sizeof(W) - 2;
+    static constexpr W AGG = W(1) << SHIFT;
+    static constexpr W INC = W(2) << SHIFT;
+    static constexpr W COUNT = (W(1) << SHIFT) - 1;
+};
+
+__device__ __forceinline__ void st_relaxed(unsigned int* p, unsigned int v) {
+    asm volatile("st.relaxed.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void st_relaxed(unsigned long long* p, unsigned long long v) {
+    asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ unsigned int ld_relaxed(const unsigned int* p) {
+    unsigned int v;
+    asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ unsigned long long ld_relaxed(const unsigned long long* p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+template <class U>
+__device__ __forceinline__ U shfl_xor(U v, int m) {
+    if constexpr (sizeof(U) < 4) {
+        return static_cast<U>(__shfl_xor_sync(FULL, static_cast<unsigned int>(v), m));
+    } else {
+        return __shfl_xor_sync(FULL, v, m);
+    }
+}
+
+// Lanes of this warp holding the same 8-bit digit d (among the lanes of `among`).
+__device__ __forceinline__ unsigned int peers_of(unsigned int d, unsigned int among) {
+    unsigned int m = among;
+#pragma unroll
+    for (int b = 0; b < GP_SORT_BITS; ++b) {
+        const unsigned int bit = (d >> b) & 1u;
+        const unsigned int v = __ballot_sync(FULL, bit);
+        m &= bit ? v : ~v;
+    }
+    return m;
+}
+
+// Shared memory of the tile ranking: per-warp bucket counters (then their exclusive prefix
+// across warps), bucket counts and starts, the warp sums of the block scan.
+template <int THREADS>
+struct rank_smem {
+    static constexpr int WARPS = THREADS / 32;
+    unsigned short whist[WARPS][RADIX];
+    unsigned int start[RADIX];
+    unsigned int wsum[WARPS];
+};
+
+// Step 1: the stable rank of every item among the items of its warp with the same digit,
+// and the warp's bucket counts (in s.whist). Items are warp-striped: item k of lane l of
+// warp w is tile element w * 32 * ITEMS + 32 k + l; every item counts (the caller gives the
+// items past the end of its data digit RADIX - 1: they are last in the tile and stay last).
+template <int THREADS, int ITEMS>
+__device__ __forceinline__ void rank_in_warps(const unsigned int (&dig)[ITEMS], unsigned short (&rank)[ITEMS],
+                                              rank_smem<THREADS>& s) {
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    unsigned short* h = s.whist[w];
+#pragma unroll
+    for (int i = lane; i < RADIX; i += 32) h[i] = 0;
+    __syncwarp();
+    const unsigned int below = (1u << lane) - 1u;
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        const unsigned int d = dig[k];
+        const unsigned int peers = peers_of(d, FULL);
+        const int leader = 31 - __clz(peers);
+        unsigned int old = 0;
+        if (lane == leader) {
+            old = h[d];
+            h[d] = static_cast<unsigned short>(old + __popc(peers));
+        }
+        old = __shfl_sync(FULL, old, leader);
+        rank[k] = static_cast<unsigned short>(old + __popc(peers & below));
+        __syncwarp();
+    }
+}
+
+// Step 2 (after a __syncthreads): for the DPT = RADIX / THREADS buckets b = DPT * t + j of
+// this thread, the tile's count (returned) and, in s.whist[w][b], the count of the warps
+// before w (exclusive prefix across warps).
+template <int THREADS>
+__device__ __forceinline__ void bucket_counts(rank_smem<THREADS>& s, unsigned int (&cnt)[RADIX / THREADS]) {
+    constexpr int DPT = RADIX / THREADS;
+#pragma unroll
+    for (int j = 0; j < DPT; ++j) {
+        const int b = DPT * threadIdx.x + j;
+        unsigned int run = 0;
+#pragma unroll
+        for (int w = 0; w < rank_smem<THREADS>::WARPS; ++w) {
+            const unsigned int c = s.whist[w][b];
+            s.whist[w][b] = static_cast<unsigned short>(run);
+            run += c;
+        }
+        cnt[j] = run;
+    }
+}
+
+// Step 3: exclusive starts of the buckets in the tile, into s.start (every thread calls it;
+// ends with a __syncthreads).
+template <int THREADS>
+__device__ __forceinline__ void bucket_starts(rank_smem<THREADS>& s, const unsigned int (&cnt)[RADIX / THREADS]) {
+    constexpr int DPT = RADIX / THREADS;
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    unsigned int tot = 0;
+#pragma unroll
+    for (int j = 0; j < DPT; ++j) tot += cnt[j];
+    unsigned int inc = tot;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const unsigned int u = __shfl_up_sync(FULL, inc, o);
+        if (lane >= o) inc += u;
+    }
+    if (lane == 31) s.wsum[w] = inc;
+    __syncthreads();
+    unsigned int run = inc - tot;
+    for (int i = 0; i < w; ++i) run += s.wsum[i];
+#pragma unroll
+    for (int j = 0; j < DPT; ++j) {
+        s.start[DPT * threadIdx.x + j] = run;
+        run += cnt[j];
+    }
+    __syncthreads();
+}
+
+template <class T>
+__device__ __forceinline__ T* pick(int id, T* in, T* out, T* t0, T* t1) {
+    return id == BUF_IN ? in : id == BUF_OUT ? out : id == BUF_T0 ? t0 : id == BUF_T1 ? t1 : nullptr;
+}
+
+}  // namespace sort
+}  // namespace gp
+
+// ---------------------------------------------------------------------------- device-wide
+// hist: key_passes + row_passes rows of RADIX uint64 counters (zeroed by the host); zero /
+// zero_words: the look-back region of pass 0, zeroed here.
+template <class U>
+__global__ void __launch_bounds__(GP_SORT_THREADS)
+gp_sort_histogram(const U* __restrict__ keys, long long n, unsigned long long* __restrict__ hist, int key_passes,
+                  int row_passes, long long seg, int kind, unsigned long long flip64, unsigned int* __restrict__ zero,
+                  long long zero_words) {
+    using namespace gp::sort;
+    __shared__ unsigned int s_h[GP_SORT_MAX_PASSES * RADIX];
+    const int P = key_passes + row_passes;
+    const U flip = static_cast<U>(flip64);
+    for (int i = threadIdx.x; i < P * RADIX; i += GP_SORT_THREADS) s_h[i] = 0;
+    const long long stride = static_cast<long long>(gridDim.x) * GP_SORT_THREADS;
+    for (long long i = static_cast<long long>(blockIdx.x) * GP_SORT_THREADS + threadIdx.x; i < zero_words; i += stride)
+        zero[i] = 0u;
+    __syncthreads();
+    const bool small = n <= 0xffffffffll;
+    const long long full_end = (n / stride) * stride;  // below: every thread of the grid in range
+    for (long long i = static_cast<long long>(blockIdx.x) * GP_SORT_THREADS + threadIdx.x; i < n; i += stride) {
+        const U r = static_cast<U>(radix<U>(keys[i], kind) ^ flip);
+        for (int p = 0; p < key_passes; ++p) {
+            const unsigned int d = static_cast<unsigned int>(r >> (GP_SORT_BITS * p)) & (RADIX - 1u);
+            if (i < full_end) {  // whole warp in range: one atomic per distinct digit of the warp
+                const unsigned int peers = __match_any_sync(FULL, d);
+                if ((threadIdx.x & 31) == 31 - __clz(peers)) atomicAdd(&s_h[p * RADIX + d], __popc(peers));
+            } else {
+                atomicAdd(&s_h[p * RADIX + d], 1u);
+            }
+        }
+        if (row_passes) {
+            const unsigned long long row = small ? static_cast<unsigned long long>(static_cast<unsigned int>(i) /
+                                                                                  static_cast<unsigned int>(seg))
+                                                 : static_cast<unsigned long long>(i / seg);
+            for (int p = 0; p < row_passes; ++p)
+                atomicAdd(&s_h[(key_passes + p) * RADIX + ((row >> (GP_SORT_BITS * p)) & (RADIX - 1u))], 1u);
+        }
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < P * RADIX; i += GP_SORT_THREADS)
+        if (s_h[i]) atomicAdd(&hist[i], static_cast<unsigned long long>(s_h[i]));
+}
+
+// One block of GP_SORT_THREADS: offs[p][b] = exclusive bucket starts of pass p; the route
+// table (gp::sort::route_build) of the P passes.
+__global__ void __launch_bounds__(GP_SORT_THREADS)
+gp_sort_prepare(const unsigned long long* __restrict__ hist, long long n, int P, int keys_mode, int vals_mode,
+                long long* __restrict__ offs, int* __restrict__ route) {
+    using namespace gp::sort;
+    __shared__ int s_const[GP_SORT_MAX_PASSES];
+    __shared__ unsigned long long s_w[GP_SORT_THREADS / 32];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    if (threadIdx.x < GP_SORT_MAX_PASSES) s_const[threadIdx.x] = 0;
+    __syncthreads();
+    for (int p = 0; p < P; ++p) {
+        const unsigned long long c = hist[p * RADIX + threadIdx.x];
+        if (static_cast<long long>(c) == n) s_const[p] = 1;
+        unsigned long long inc = c;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const unsigned long long u = __shfl_up_sync(FULL, inc, o);
+            if (lane >= o) inc += u;
+        }
+        if (lane == 31) s_w[w] = inc;
+        __syncthreads();
+        unsigned long long run = inc - c;
+        for (int i = 0; i < w; ++i) run += s_w[i];
+        offs[p * RADIX + threadIdx.x] = static_cast<long long>(run);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) route_build(s_const, P, keys_mode, vals_mode, route);
+}
+
+// Pass `pass` of a device-wide sort: digit `shift` of the keys (row_pass == 0) or of the row
+// id v / seg of the carried index v (row_pass == 1). Buffers by route id (gp/sort.cuh):
+// keys {kin, kout, kt0, kt1}, values {generated index, vout, vt0, vt1}; seg > 0: the last
+// active pass writes v % seg (the index inside the row). look: two regions of tiles * RADIX
+// status words; this pass uses region pass % 2 and zeroes region (pass + 1) % 2 for the next.
+template <class U, bool PAIRS, class W>
+__global__ void __launch_bounds__(GP_SORT_THREADS)
+gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long long* vt0, long long* vt1,
+                 const int* __restrict__ route, const long long* __restrict__ offs, W* look, long long n,
+                 long long tiles, int pass, int kind, unsigned long long flip64, int shift, int row_pass,
+                 long long seg) {
+    using namespace gp::sort;
+    constexpr int T = GP_SORT_THREADS, K = GP_SORT_ITEMS, TILE = GP_SORT_TILE, WSEG = 32 * K;
+    constexpr int VB = PAIRS ? 8 : 1;
+    constexpr int SB = sizeof(U) > VB ? sizeof(U) : VB;
+    __shared__ rank_smem<T> s;
+    __shared__ alignas(16) unsigned char s_buf[TILE * SB];  // keys, then values, in tile order
+    __shared__ unsigned char s_dig[TILE];
+    __shared__ long long s_base[RADIX];  // global position of tile slot 0 of each bucket
+    typedef word<W> WD;
+
+    const long long tile = blockIdx.x;
+    W* cur = look + (pass & 1) * tiles * RADIX;
+    W* next = look + ((pass + 1) & 1) * tiles * RADIX;
+    next[tile * RADIX + threadIdx.x] = W(0);
+    const int* rt = route + GP_SORT_ROUTE * pass;
+    if (!rt[0]) return;
+    const int ksrc = rt[1], kdst = rt[2], vsrc = rt[3], vdst = rt[4];
+    const U* ks = ksrc == BUF_IN ? kin : pick<U>(ksrc, nullptr, kout, kt0, kt1);
+    U* kd = pick<U>(kdst, nullptr, kout, kt0, kt1);
+    const long long* vs = pick<long long>(vsrc, nullptr, vout, vt0, vt1);
+    long long* vd = pick<long long>(vdst, nullptr, vout, vt0, vt1);
+    const U flip = static_cast<U>(flip64);
+    const bool small = n <= 0xffffffffll;
+
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const long long base = tile * TILE;
+    const int tile_n = n - base < TILE ? static_cast<int>(n - base) : TILE;
+    U key[K];
+    long long val[PAIRS ? K : 1];
+    unsigned int dig[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const int e = w * WSEG + 32 * k + lane;
+        const bool ok = e < tile_n;
+        key[k] = ok ? ks[base + e] : U(0);
+        if constexpr (PAIRS) val[k] = ok ? (vsrc == BUF_IN ? base + e : vs[base + e]) : 0;
+        dig[k] = ok && !row_pass ? digit<U>(key[k], kind, flip, shift) : RADIX - 1;
+        if constexpr (PAIRS) {
+            if (ok && row_pass) {
+                const long long v = val[k];
+                const unsigned long long row = small ? static_cast<unsigned long long>(static_cast<unsigned int>(v) /
+                                                                                      static_cast<unsigned int>(seg))
+                                                     : static_cast<unsigned long long>(v / seg);
+                dig[k] = static_cast<unsigned int>(row >> shift) & (RADIX - 1u);
+            }
+        }
+    }
+
+    unsigned short rank[K];
+    rank_in_warps<T, K>(dig, rank, s);
+    __syncthreads();
+    unsigned int cnt[1];
+    bucket_counts<T>(s, cnt);
+    const int b = threadIdx.x;
+    if (b == RADIX - 1) cnt[0] -= TILE - tile_n;  // the padding items ranked last in bucket 255
+    W* mine = cur + tile * RADIX + b;
+    st_relaxed(mine, (tile == 0 ? WD::INC : WD::AGG) | static_cast<W>(cnt[0]));
+    bucket_starts<T>(s, cnt);  // (synchronizes)
+    long long prefix = 0;
+    if (tile > 0) {  // decoupled look-back over the tiles before this one, for bucket b
+        long long j = tile - 1;
+        unsigned int spins = 0;
+        while (true) {
+            const W st = ld_relaxed(cur + j * RADIX + b);
+            const W flag = st & ~WD::COUNT;
+            if (flag == W(0)) {
+                if (++spins > 8) __nanosleep(64);
+                continue;
+            }
+            prefix += static_cast<long long>(st & WD::COUNT);
+            if (flag == WD::INC) break;
+            --j;
+        }
+        st_relaxed(mine, WD::INC | static_cast<W>(prefix + cnt[0]));
+    }
+    s_base[b] = offs[pass * RADIX + b] + prefix - static_cast<long long>(s.start[b]);
+
+    // keys (and their digits) into shared memory in bucket order
+    U* sk = reinterpret_cast<U*>(s_buf);
+    unsigned short slot[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        slot[k] = static_cast<unsigned short>(s.start[dig[k]] + s.whist[w][dig[k]] + rank[k]);
+        if (slot[k] < tile_n) {
+            sk[slot[k]] = key[k];
+            s_dig[slot[k]] = static_cast<unsigned char>(dig[k]);
+        }
+    }
+    __syncthreads();
+    if (kd != nullptr) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            const int i = k * T + threadIdx.x;
+            if (i < tile_n) kd[s_base[s_dig[i]] + i] = sk[i];
+        }
+    }
+    if constexpr (PAIRS) {
+        if (vd != nullptr) {
+            __syncthreads();
+            long long* sv = reinterpret_cast<long long*>(s_buf);
+#pragma unroll
+            for (int k = 0; k < K; ++k)
+                if (slot[k] < tile_n) sv[slot[k]] = val[k];
+            __syncthreads();
+            const bool mod = seg > 0 && rt[5] == rt[6] - 1;  // the last active pass: index inside the row
+#pragma unroll
+            for (int k = 0; k < K; ++k) {
+                const int i = k * T + threadIdx.x;
+                if (i < tile_n) {
+                    long long v = sv[i];
+                    if (mod) v = small ? static_cast<long long>(static_cast<unsigned int>(v) % static_cast<unsigned int>(seg))
+                                       : v % seg;
+                    vd[s_base[s_dig[i]] + i] = v;
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------- segmented
+// One row of L <= THREADS * ITEMS keys per block. Row r's element j is read at
+// kin[in_off(r) + j * s_in] and written at kout / iout[out_off(r) + j * s_out] (sort: the
+// keys; ARG: the int64 indices); lines: the other axes (operand 0 out, 1 in). passes:
+// digits of the key (sizeof(U)).
+template <class U, bool ARG, int THREADS, int ITEMS>
+__global__ void __launch_bounds__(THREADS)
+gp_sort_block(U* __restrict__ kout, long long* __restrict__ iout, const U* __restrict__ kin,
+              gp::StridedParams<2, 4> lines, long long L, long long s_in, long long s_out, int kind,
+              unsigned long long flip64) {
+    using namespace gp::sort;
+    constexpr int TILE = THREADS * ITEMS, WSEG = 32 * ITEMS;
+    __shared__ rank_smem<THREADS> s;
+    __shared__ alignas(16) U s_key[TILE];
+    __shared__ unsigned short s_idx[ARG ? TILE : 1];
+    __shared__ int s_skip[sizeof(U)];
+    long long off[2];
+    gp::strided_offsets<2, 4, long long>(lines, static_cast<long long>(blockIdx.x), off);
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const int n = static_cast<int>(L);
+    const U flip = static_cast<U>(flip64);
+    if (threadIdx.x < static_cast<int>(sizeof(U))) s_skip[threadIdx.x] = 0;  // (read after a barrier)
+    U key[ITEMS];
+    unsigned short idx[ITEMS];
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        const int e = w * WSEG + 32 * k + lane;
+        key[k] = e < n ? kin[off[1] + e * s_in] : U(0);
+        idx[k] = static_cast<unsigned short>(e);
+    }
+    for (int pass = 0; pass < static_cast<int>(sizeof(U)); ++pass) {
+        const int shift = GP_SORT_BITS * pass;
+        unsigned int dig[ITEMS];
+        unsigned short rank[ITEMS];
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const int e = w * WSEG + 32 * k + lane;  // items past the row: last bucket, stay last
+            dig[k] = e < n ? digit<U>(key[k], kind, flip, shift) : RADIX - 1;
+        }
+        rank_in_warps<THREADS, ITEMS>(dig, rank, s);
+        __syncthreads();
+        unsigned int cnt[RADIX / THREADS];
+        bucket_counts<THREADS>(s, cnt);
+#pragma unroll
+        for (int j = 0; j < RADIX / THREADS; ++j) {
+            const int b = (RADIX / THREADS) * threadIdx.x + j;
+            if (cnt[j] - (b == RADIX - 1 ? TILE - n : 0) == static_cast<unsigned int>(n)) s_skip[pass] = 1;
+        }
+        bucket_starts<THREADS>(s, cnt);  // (synchronizes: s_skip is visible)
+        if (s_skip[pass]) continue;           // one bucket holds the whole row: nothing moves
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const int sl = s.start[dig[k]] + s.whist[w][dig[k]] + rank[k];
+            s_key[sl] = key[k];
+            if constexpr (ARG) s_idx[sl] = idx[k];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const int e = w * WSEG + 32 * k + lane;
+            key[k] = s_key[e];
+            if constexpr (ARG) idx[k] = s_idx[e];
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        const int e = w * WSEG + 32 * k + lane;
+        if (e < n) {
+            if constexpr (ARG)
+                iout[off[0] + e * s_out] = static_cast<long long>(idx[k]);
+            else
+                kout[off[0] + e * s_out] = key[k];
+        }
+    }
+}
+
+// Rows of L <= P keys, P lanes per row (P a power of two <= 32): a bitonic network on
+// (radix key, index); lanes past the row hold the largest key and their own index, so they
+// end last. rows: the number of rows (lines).
+template <class U, bool ARG>
+__global__ void __launch_bounds__(256)
+gp_sort_warp(U* __restrict__ kout, long long* __restrict__ iout, const U* __restrict__ kin,
+             gp::StridedParams<2, 4> lines, long long rows, long long L, long long s_in, long long s_out, int P,
+             int kind, unsigned long long flip64) {
+    using namespace gp::sort;
+    const long long t = static_cast<long long>(blockIdx.x) * 256 + threadIdx.x;
+    const long long row = t / P;
+    const int j = static_cast<int>(t - row * P);
+    const bool ok = row < rows && j < L;
+    long long off[2] = {0, 0};
+    if (row < rows) gp::strided_offsets<2, 4, long long>(lines, row, off);
+    U key = ok ? kin[off[1] + j * s_in] : U(0);
+    U rk = ok ? static_cast<U>(radix<U>(key, kind) ^ static_cast<U>(flip64)) : static_cast<U>(~U(0));
+    int idx = j;
+    for (int k = 2; k <= P; k <<= 1) {
+        for (int m = k >> 1; m > 0; m >>= 1) {
+            const U ork = shfl_xor<U>(rk, m);
+            const U okey = shfl_xor<U>(key, m);
+            const int oidx = __shfl_xor_sync(FULL, idx, m);
+            const bool less = ork < rk || (ork == rk && oidx < idx);  // the partner's pair is smaller
+            const bool up = (j & k) == 0, lower = (j & m) == 0;
+            if ((lower == up) ? less : !less) {
+                rk = ork;
+                key = okey;
+                idx = oidx;
+            }
+        }
+    }
+    if (ok) {
+        if constexpr (ARG)
+            iout[off[0] + j * s_out] = static_cast<long long>(idx);
+        else
+            kout[off[0] + j * s_out] = key;
+    }
+}
