@@ -22,6 +22,7 @@ from ._manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, co
                             flip, matrix_transpose, moveaxis, permute_dims, reshape, squeeze, stack,
                             unstack, repeat, roll, tile)
 from ._searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
+from ._set_functions import isin, unique_all, unique_counts, unique_inverse, unique_values
 from ._statistical import (cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum,
                            var)
 from ._utility import all, any, diff
@@ -41,6 +42,7 @@ __all__ = [
     "unstack",
     "all", "any", "diff", "where",
     "argmax", "argmin", "count_nonzero", "nonzero", "searchsorted",
+    "isin", "unique_all", "unique_counts", "unique_inverse", "unique_values",
     "take", "take_along_axis",
     "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
 ] + list(_elementwise_all)
