@@ -165,14 +165,14 @@ gp_isin(bool* __restrict__ out, const T1* __restrict__ x1, gp::StridedParams<1, 
     __shared__ CT smp[GP_SET_SAMPLE_BYTES / sizeof(CT)];
     for (int j = threadIdx.x; j < nsamp; j += GP_SET_BLOCK) smp[j] = gp::cast<CT>(s2[j * stride]);
     __syncthreads();
-    const IdxT step = static_cast<IdxT>(gridDim.x) * GP_SET_BLOCK;
-    for (IdxT e = static_cast<IdxT>(blockIdx.x) * GP_SET_BLOCK + threadIdx.x; e < n1; e += step) {
+    const long long step = static_cast<long long>(gridDim.x) * GP_SET_BLOCK;  // e + step may pass 2^31
+    for (long long e = static_cast<long long>(blockIdx.x) * GP_SET_BLOCK + threadIdx.x; e < n1; e += step) {
         CT v;
         if (CONTIG) {
             v = gp::cast<CT>(x1[e]);
         } else {
             IdxT off[1];
-            gp::strided_offsets<1, ND, IdxT>(layout, e, off);
+            gp::strided_offsets<1, ND, IdxT>(layout, static_cast<IdxT>(e), off);
             v = gp::cast<CT>(x1[off[0]]);
         }
         int lo = 0, hi = nsamp;  // the first sample that is not below v
