@@ -5,6 +5,7 @@
                            [--repeat N] [--warmup N] [--json PATH] [--list] [--no-startup]
 
     python3 bench/bench.py --cases indexing      # only the indexing rows (group names: --list)
+    python3 bench/bench.py --cases sets          # only the set-function rows
 
 Each case builds its inputs once with CuPy (the same data for every library: PyTorch gets them
 through DLPack, gparray through ``xp.asarray``/``xp.from_dlpack``), warms up, then times every
@@ -234,14 +235,6 @@ def _copy(m, d):
     return xp.asarray(d["a"], copy=True)
 
 
-def _unique(m, d):
-    if m is cp:
-        return cp.unique(d["a"])
-    if m is torch:
-        return torch.unique(d["a"])
-    return xp.unique_values(d["a"])
-
-
 def _var(m, d):
     if m is torch:
         return torch.var(d["a"], correction=0)
@@ -405,8 +398,58 @@ def sorting_cases():
     ]
 
 
+def _unique(m, d):
+    if m is cp:
+        return cp.unique(d["a"])
+    if m is torch:
+        return torch.unique(d["a"])
+    return xp.unique_values(d["a"])
+
+
+def _unique_inverse(m, d):
+    if m is cp:
+        return cp.unique(d["a"], return_inverse=True)
+    if m is torch:
+        return torch.unique(d["a"], return_inverse=True)
+    return xp.unique_inverse(d["a"])
+
+
+def _isin(m, d):
+    if m is cp:
+        return cp.isin(d["a"], d["t"])
+    if m is torch:
+        return torch.isin(d["a"], d["t"])
+    return xp.isin(d["a"], d["t"])
+
+
 def _unique_bytes(d):
+    """a read, the unique values written (the sort's own traffic not counted)."""
     return 4 * N24 + 4 * int(cp.unique(d["a"]).size)
+
+
+def _unique_inverse_bytes(d):
+    """a read, the unique values and the int64 inverse written."""
+    return (4 + 8) * N24 + 4 * int(cp.unique(d["a"]).size)
+
+
+def _ints(n, hi, seed):
+    return lambda: {"a": _rng(seed).integers(0, hi, n, dtype=cp.int32)}
+
+
+def sets_cases():
+    """Set functions (the "sets" group: ``--cases sets``)."""
+    g = "sets"
+    return [
+        Case("unique_values int32 2^24 in [0, 2^20)", "unique16M", _ints(N24, 2**20, 5), same(_unique),
+             nbytes=_unique_bytes, target=("torch", 1.0, "<= 1.0x PyTorch"), group=g),
+        Case("unique_inverse int32 2^24 in [0, 2^20)", "unique_inverse16M", _ints(N24, 2**20, 6),
+             same(_unique_inverse), nbytes=_unique_inverse_bytes, target=("best", 1.0, "<= 1.0x best"), group=g),
+        # a read, the bool result written, the table read once
+        Case("isin int32 2^24 against 2^16 values", "isin16M",
+             lambda: {"a": _rng(7).integers(0, 2**20, N24, dtype=cp.int32),
+                      "t": _rng(8).integers(0, 2**20, 2**16, dtype=cp.int32)},
+             same(_isin), nbytes=(4 + 1) * N24 + 4 * 2**16, target=("best", 1.0, "<= 1.0x best"), group=g),
+    ]
 
 
 def gpu_cases():
@@ -449,9 +492,6 @@ def gpu_cases():
              nbytes=f32 * N28, target=("torch", 0.85, "<= 0.85x PyTorch (one pass)")),
         Case("cumulative_sum 2^28", "cumsum", lambda: {"a": randn(N28)}, same(_cumsum),
              nbytes=2 * f32 * N28, target=("torch", 0.75, "<= 0.75x PyTorch (single-pass scan)")),
-        Case("unique_values int32 2^24", "unique16M",
-             lambda: {"a": _rng(5).integers(0, 2**31 - 1, N24, dtype=cp.int32)}, same(_unique),
-             nbytes=_unique_bytes, target=("torch", 1.0, "<= 1.0x PyTorch")),
         Case("matmul 8192^2", "matmul8192",
              lambda: {"a": randn(8192 * 8192).reshape(8192, 8192),
                       "b": randn(8192 * 8192, seed=2).reshape(8192, 8192)},
@@ -462,7 +502,7 @@ def gpu_cases():
         Case("fft complex64 2^24", "fft16M_c64",
              lambda: {"a": (randn(N24) + 1j * randn(N24, seed=2)).astype(cp.complex64)}, same(_fft),
              nbytes=2 * 8 * N24, target=("best", 1 / 0.98, ">= 0.98x cuFFT")),
-    ] + indexing_cases() + sorting_cases()
+    ] + indexing_cases() + sorting_cases() + sets_cases()
 
 
 # --------------------------------------------------------------------------- timing
@@ -1003,7 +1043,7 @@ def main(argv=None):
                                  epilog=__doc__.split("\n", 2)[2])
     ap.add_argument("--cases", default="", help="comma-separated substrings; run the cases whose "
                     "name or key contains one (case-insensitive), or a group name: 'indexing' "
-                    "runs the advanced-indexing rows, 'sorting' the sort rows (see --list)")
+                    "runs the advanced-indexing rows, 'sorting' the sort rows, 'sets' the set functions (see --list)")
     ap.add_argument("--libs", default=",".join(LIBS), help="comma-separated subset of "
                     "gparray,cupy,torch (default: all)")
     ap.add_argument("--repeat", type=int, default=None, help="timed runs per case (default 20, 5 with --quick)")
@@ -1040,7 +1080,7 @@ def main(argv=None):
             print(f"{name:<40} key={key}")
         for name, key, grp in host_index_names:
             print(f"{name:<40} key={key:<22} [{grp}]   target: <= 1.3x PyTorch")
-        print("groups (--cases GROUP runs one): indexing, sorting")
+        print("groups (--cases GROUP runs one): indexing, sorting, sets")
         return 0
 
     def log(msg):

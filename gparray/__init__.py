@@ -23,6 +23,7 @@ from ._manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, co
                             unstack, repeat, roll, tile)
 from ._searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
 from ._sorting import argsort, sort
+from ._set_functions import isin, unique_all, unique_counts, unique_inverse, unique_values
 from ._statistical import (cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum,
                            var)
 from ._utility import all, any, diff
@@ -43,6 +44,7 @@ __all__ = [
     "all", "any", "diff", "where",
     "argmax", "argmin", "count_nonzero", "nonzero", "searchsorted",
     "argsort", "sort",
+    "isin", "unique_all", "unique_counts", "unique_inverse", "unique_values",
     "take", "take_along_axis",
     "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
 ] + list(_elementwise_all)

@@ -1,0 +1,178 @@
+"""Set engine ("sets" family, gparray/_kernels/sets.cu): the unique pipeline over a sorted
+sequence and isin's batched search in a sorted table.
+
+unique (the namespace sorts first: ``sort`` for values and counts, a stable ``argsort`` for
+inverse and all):
+
+1. ``unique_count``: per-tile counts of group heads (an element that differs from the one
+   before it; NaN differs from everything), their inclusive scan (scan engine), and the
+   total read back (the one synchronization: it sizes the outputs). With a permutation the
+   same launch gathers the sorted sequence ``src[perm]`` and writes it out.
+2. ``unique_write``: values at the heads and, as asked, first-occurrence indices, the
+   inverse (scattered through the permutation) and the heads' positions.
+3. ``unique_counts``: counts as differences of consecutive head positions.
+
+Operands are layout objects (``_buf``, ``_offset``, ``_shape``, ``_strides``, ``_dtype``,
+``_device``); the namespace layer (gparray/_set_functions.py) allocates every output.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import _backend
+from .. import _dtypes as _dt
+from . import _shapes
+from ._launch import ctype, index_type, launch, nd_template, strided_params
+
+FAMILY = "sets"
+BLOCK = 256                          # GP_SET_BLOCK
+TILE = (BLOCK // 32) * 16 * 32       # GP_SET_TILE: elements per unique tile
+SAMPLE_BYTES = 16384                 # GP_SET_SAMPLE_BYTES: isin's shared sample table
+BLOCKS_PER_SM = 8                    # isin: resident blocks per SM the grid is sized for
+DEFAULT_SMS = 132
+
+# what each unique function writes: (IDX, INV, FIRST) template flags
+VARIANTS = {
+    "unique_values": (False, False, False),
+    "unique_counts": (False, False, True),
+    "unique_inverse": (False, True, False),
+    "unique_all": (True, True, True),
+}
+
+_ptr = np.uint64
+_i32 = np.int32
+_i64 = np.int64
+
+
+def _addr(x) -> int:
+    return 0 if x is None else x._buf.ptr + x._offset
+
+
+def _b(flag: bool) -> str:
+    return "true" if flag else "false"
+
+
+def tiles(n: int) -> int:
+    """Tiles (the length of ``unique_count``'s buffers) for ``n`` sorted elements."""
+    return -(-n // TILE)
+
+
+def unique_count(src, counts, incl, perm=None, sorted_out=None) -> int:
+    """Group heads of the sorted sequence (``src`` itself, or ``src[perm]`` when ``perm``, an
+    int64 permutation, is given; then written to ``sorted_out``): per-tile counts into
+    ``counts``, their inclusive scan into ``incl`` (C-contiguous int64, ``tiles(n)``
+    elements) and the number of groups, read back (synchronizes the current stream). All
+    operands 1-D C-contiguous, n >= 1."""
+    from ._index import check_pending
+    from ._scan import scan
+
+    n = src._shape[0] if perm is None else perm._shape[0]
+    dev = src._device._id
+    gather = perm is not None
+    t = tiles(n)
+    launch(FAMILY, f"gp_unique_count<{ctype(src._dtype)}, {_b(gather)}>", dev, t,
+           (_ptr(_addr(counts)), _ptr(_addr(sorted_out)), _ptr(_addr(src)), _ptr(_addr(perm)), _i64(n)))
+    scan("sum", counts, 0, incl)
+    cp = _backend.cupy()
+    host = np.zeros(1, dtype=np.int64)
+    s = cp.cuda.get_current_stream()
+    cp.cuda.runtime.memcpyAsync(host.ctypes.data, _addr(incl) + (t - 1) * 8, 8, 2, s.ptr)
+    s.synchronize()
+    check_pending(dev, s.ptr)
+    return int(host[0])
+
+
+def unique_write(s, incl, values, perm=None, indices=None, inverse=None, first=None) -> None:
+    """Second pass over the sorted ``s`` (n >= 1 elements; ``incl`` from ``unique_count``):
+    ``values`` (total elements) gets each group's first element; ``indices`` (total)
+    ``perm`` at the heads; ``inverse`` (n, C order) the group id of ``perm``'s every
+    element, scattered to ``inverse[perm[e]]``; ``first`` (total + 1) the heads' positions
+    and n. The flags follow which outputs are given (see VARIANTS)."""
+    n, total = s._shape[0], values._shape[0]
+    flags = (indices is not None, inverse is not None, first is not None)
+    if (flags[0] or flags[1]) and perm is None:
+        raise ValueError("unique_write: indices and inverse need the permutation")
+    expr = f"gp_unique_write<{ctype(s._dtype)}, {', '.join(_b(f) for f in flags)}>"
+    launch(FAMILY, expr, s._device._id, tiles(n),
+           (_ptr(_addr(values)), _ptr(_addr(indices)), _ptr(_addr(inverse)), _ptr(_addr(first)), _ptr(_addr(s)),
+            _ptr(_addr(perm)), _ptr(_addr(incl)), _i64(n), _i64(total)))
+
+
+def unique_counts(counts, first) -> None:
+    """counts[g] = first[g + 1] - first[g] (``first`` from ``unique_write``); total >= 1."""
+    total = counts._shape[0]
+    launch(FAMILY, "gp_unique_counts", counts._device._id, -(-total // BLOCK),
+           (_ptr(_addr(counts)), _ptr(_addr(first)), _i64(total)))
+
+
+# ---------------------------------------------------------------------------- isin
+class IsinPlan(NamedTuple):
+    """How one isin launch runs."""
+
+    contig: bool      # x1 read at its element offsets (C-contiguous)
+    shape: tuple      # x1's merged shape and element strides (strided reads)
+    strides: tuple
+    nd: int
+    idx: str          # "int" | "long long"
+    stride: int       # table elements per shared sample
+    nsamp: int        # samples staged (ceil(n2 / stride))
+    grid: int
+
+
+def samples_max(ct_itemsize: int) -> int:
+    """Samples of ``ct_itemsize`` bytes the shared table holds."""
+    return SAMPLE_BYTES // ct_itemsize
+
+
+def isin_plan(shape: tuple, strides: tuple, n2: int, ct_itemsize: int, sms: int = DEFAULT_SMS) -> IsinPlan:
+    """Plan for x1 of ``shape``/element ``strides`` against a sorted table of ``n2`` >= 1
+    elements compared in a type of ``ct_itemsize`` bytes."""
+    n1 = _shapes.prod(shape)
+    m_shape, (m_st,) = _shapes.merge_dims(shape, [strides])
+    contig = n1 <= 1 or (len(m_shape) == 1 and m_st[0] == 1)
+    kmax = samples_max(ct_itemsize)
+    stride = max(1, -(-n2 // kmax))
+    nsamp = -(-n2 // stride)
+    idx = index_type(n1, [_shapes.span_elements(shape, strides)])
+    grid = max(1, min(-(-n1 // BLOCK), sms * BLOCKS_PER_SM))
+    return IsinPlan(contig, m_shape, m_st, nd_template(len(m_shape)), idx, stride, nsamp, grid)
+
+
+def isin(x1, s2, out, ct, invert: bool) -> None:
+    """out (C-contiguous bool of x1's shape) = whether each element of ``x1`` (any layout) is
+    in the ascending 1-D C-contiguous ``s2`` (n2 >= 1; NaNs last), values compared as
+    ``ct``; negated when ``invert``."""
+    from ._reduce import sm_count
+
+    n1 = out.size
+    if n1 == 0:
+        return
+    isz = x1._dtype.itemsize
+    est = tuple(s // isz for s in x1._strides)
+    dev = x1._device._id
+    p = isin_plan(x1._shape, est, s2._shape[0], ct.itemsize, sm_count(dev))
+    expr = (f"gp_isin<{ctype(x1._dtype)}, {ctype(s2._dtype)}, {ctype(ct)}, {_b(invert)}, {_b(p.contig)}, "
+            f"{p.nd}, {p.idx}>")
+    ix = _i32 if p.idx == "int" else _i64
+    launch(FAMILY, expr, dev, p.grid,
+           (_ptr(_addr(out)), _ptr(_addr(x1)), strided_params(p.shape, [p.strides], p.nd), ix(n1),
+            _ptr(_addr(s2)), _i64(s2._shape[0]), _i64(p.stride), _i32(p.nsamp)))
+
+
+def instances() -> list[str]:
+    """Registered "sets" instances: the unique kernels of every dtype (float16 and complex
+    included; the four variants) and isin of same-dtype real operands, both polarities,
+    contiguous and strided (ND=4, 32-bit index)."""
+    out = ["gp_unique_counts"]
+    for dt in _dt._supported_dtypes:
+        t = ctype(dt)
+        out += [f"gp_unique_count<{t}, false>", f"gp_unique_count<{t}, true>"]
+        for flags in VARIANTS.values():
+            out.append(f"gp_unique_write<{t}, {', '.join(_b(f) for f in flags)}>")
+        if dt.kind != "c":
+            c = ctype(_dt._compute_dtype(dt))
+            for inv in ("false", "true"):
+                out += [f"gp_isin<{t}, {t}, {c}, {inv}, true, 4, int>", f"gp_isin<{t}, {t}, {c}, {inv}, false, 4, int>"]
+    return out

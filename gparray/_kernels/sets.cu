@@ -1,0 +1,203 @@
+// gparray kernel family "sets": unique_* and isin (planned in gparray/_set_functions.py,
+// launched by gparray/_engine/_sets.py).
+//
+// unique over a sorted sequence s of n elements (ascending, NaNs last, -0.0 == 0.0), in
+// tiles of GP_SET_TILE; element e is a *head* when e == 0 or !(s[e] == s[e - 1]) (so every
+// NaN is a head of its own), and its group id is (heads at positions <= e) - 1:
+//   gp_unique_count   per-tile head counts. GATHER: s is built on the way, s[e] =
+//                     src[perm[e]] (perm: a stable argsort of src), and written out, so the
+//                     write pass reads it in order;
+//   (the scan engine turns the counts into inclusive offsets; the host reads the total)
+//   gp_unique_write   each warp ballots 32 consecutive heads per round, so a group id is a
+//                     popcount; writes values[g] = s[e] at heads, and as asked: IDX
+//                     indices[g] = perm[e] (the first occurrence: perm is stable), INV
+//                     inverse[perm[e]] = g for every e, FIRST first[g] = e (and first[total] = n);
+//   gp_unique_counts  counts[g] = first[g + 1] - first[g].
+// isin: x1 (any layout) against a sorted table s2 of n2 elements:
+//   gp_isin           each block stages every stride-th table element (nsamp <= the
+//                     samples that fit GP_SET_SAMPLE_BYTES) in shared memory, finds a
+//                     value's window there, then searches the window (< stride elements) in
+//                     global memory. Equality is the compute type's == (a NaN is in nothing).
+#include "gp/types.cuh"
+#include "gp/indexer.cuh"
+#include "gp/complex_ops.cuh"
+
+#define GP_SET_BLOCK 256
+#define GP_SET_ROUNDS 16
+#define GP_SET_WSEG (GP_SET_ROUNDS * 32)
+#define GP_SET_TILE ((GP_SET_BLOCK / 32) * GP_SET_WSEG)
+#define GP_SET_SAMPLE_BYTES 16384
+
+namespace gp {
+namespace sets {
+
+// Ascending order with NaNs last (the order sort uses): a < b.
+template <class T>
+__device__ __forceinline__ bool less(T a, T b) { return a < b; }
+template <>
+__device__ __forceinline__ bool less<float>(float a, float b) { return a < b || (b != b && a == a); }
+template <>
+__device__ __forceinline__ bool less<double>(double a, double b) { return a < b || (b != b && a == a); }
+
+// v of lane - 1 (lane 0 gets its own v back), for any trivially copyable T (moved as words).
+template <class T>
+__device__ __forceinline__ T shfl_up1(const T& v) {
+    constexpr int W = (sizeof(T) + 3) / 4;
+    union U {
+        T t;
+        unsigned int w[W];
+        __device__ U() : w{} {}
+    } u;
+    u.t = v;
+#pragma unroll
+    for (int i = 0; i < W; ++i) u.w[i] = __shfl_up_sync(0xffffffffu, u.w[i], 1);
+    return u.t;
+}
+
+template <class T, bool GATHER>
+__device__ __forceinline__ T sorted_at(const T* src, const long long* perm, long long e) {
+    return GATHER ? src[perm[e]] : src[e];
+}
+
+// One round of a warp: the element at e (< n) and whether it starts a group. Every lane of
+// the warp must call it (it shuffles).
+template <class T, bool GATHER>
+__device__ __forceinline__ bool head_at(const T* src, const long long* perm, long long e, long long n, T& v) {
+    const bool in = e < n;
+    if (in) v = sorted_at<T, GATHER>(src, perm, e);
+    T prev = shfl_up1(v);
+    if ((threadIdx.x & 31) == 0 && in && e > 0) prev = sorted_at<T, GATHER>(src, perm, e - 1);
+    return in && (e == 0 || !(v == prev));
+}
+
+}  // namespace sets
+}  // namespace gp
+
+template <class T, bool GATHER>
+__global__ void __launch_bounds__(GP_SET_BLOCK)
+gp_unique_count(long long* __restrict__ counts, T* __restrict__ sorted, const T* __restrict__ src,
+                const long long* __restrict__ perm, long long n) {
+    __shared__ int s_cnt[GP_SET_BLOCK / 32];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const long long base = static_cast<long long>(blockIdx.x) * GP_SET_TILE + w * GP_SET_WSEG + lane;
+    int c = 0;
+    T v{};
+#pragma unroll 4
+    for (int k = 0; k < GP_SET_ROUNDS; ++k) {
+        const long long e = base + k * 32;
+        if (gp::sets::head_at<T, GATHER>(src, perm, e, n, v)) ++c;
+        if (GATHER && e < n) sorted[e] = v;
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) c += __shfl_down_sync(0xffffffffu, c, o);
+    if (lane == 0) s_cnt[w] = c;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        long long t = 0;
+#pragma unroll
+        for (int i = 0; i < GP_SET_BLOCK / 32; ++i) t += s_cnt[i];
+        counts[blockIdx.x] = t;
+    }
+}
+
+template <class T, bool IDX, bool INV, bool FIRST>
+__global__ void __launch_bounds__(GP_SET_BLOCK)
+gp_unique_write(T* __restrict__ values, long long* __restrict__ indices, long long* __restrict__ inverse,
+                long long* __restrict__ first, const T* __restrict__ s, const long long* __restrict__ perm,
+                const long long* __restrict__ incl, long long n, long long total) {
+    __shared__ int s_cnt[GP_SET_BLOCK / 32];
+    __shared__ long long s_off[GP_SET_BLOCK / 32];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const long long base = static_cast<long long>(blockIdx.x) * GP_SET_TILE + w * GP_SET_WSEG;
+    unsigned int masks[GP_SET_ROUNDS];
+    int c = 0;
+    T v{};
+#pragma unroll
+    for (int k = 0; k < GP_SET_ROUNDS; ++k) {
+        const bool h = gp::sets::head_at<T, false>(s, nullptr, base + k * 32 + lane, n, v);
+        masks[k] = __ballot_sync(0xffffffffu, h);
+        c += __popc(masks[k]);
+    }
+    if (lane == 0) s_cnt[w] = c;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        long long t = blockIdx.x > 0 ? incl[blockIdx.x - 1] : 0;
+#pragma unroll
+        for (int i = 0; i < GP_SET_BLOCK / 32; ++i) {
+            s_off[i] = t;
+            t += s_cnt[i];
+        }
+    }
+    __syncthreads();
+    long long pos = s_off[w];  // heads before this round
+    const unsigned int upto = 0xffffffffu >> (31 - lane);  // lanes <= this one
+#pragma unroll
+    for (int k = 0; k < GP_SET_ROUNDS; ++k) {
+        const unsigned int m = masks[k];
+        const long long e = base + k * 32 + lane;
+        if (e < n) {
+            const long long g = pos + __popc(m & upto) - 1;
+            if ((m >> lane) & 1u) {
+                values[g] = s[e];
+                if (IDX) indices[g] = perm[e];
+                if (FIRST) first[g] = e;
+            }
+            if (INV) inverse[perm[e]] = g;
+            if (FIRST && e == n - 1) first[total] = n;
+        }
+        pos += __popc(m);
+    }
+}
+
+__global__ void __launch_bounds__(GP_SET_BLOCK)
+gp_unique_counts(long long* __restrict__ counts, const long long* __restrict__ first, long long total) {
+    const long long g = static_cast<long long>(blockIdx.x) * GP_SET_BLOCK + threadIdx.x;
+    if (g < total) counts[g] = first[g + 1] - first[g];
+}
+
+// out[e] = (x1[e] is in s2) != INVERT over the C-order positions e of x1 (CONTIG: e is the
+// element offset; else the `layout` indexer); s2 ascending (NaNs last) of n2 >= 1 elements,
+// compared as CT; nsamp = ceil(n2 / stride) samples s2[j * stride] fit the shared array.
+template <class T1, class TS, class CT, bool INVERT, bool CONTIG, int ND, class IdxT>
+__global__ void __launch_bounds__(GP_SET_BLOCK)
+gp_isin(bool* __restrict__ out, const T1* __restrict__ x1, gp::StridedParams<1, ND> layout, IdxT n1,
+        const TS* __restrict__ s2, long long n2, long long stride, int nsamp) {
+    __shared__ CT smp[GP_SET_SAMPLE_BYTES / sizeof(CT)];
+    for (int j = threadIdx.x; j < nsamp; j += GP_SET_BLOCK) smp[j] = gp::cast<CT>(s2[j * stride]);
+    __syncthreads();
+    const long long step = static_cast<long long>(gridDim.x) * GP_SET_BLOCK;  // e + step may pass 2^31
+    for (long long e = static_cast<long long>(blockIdx.x) * GP_SET_BLOCK + threadIdx.x; e < n1; e += step) {
+        CT v;
+        if (CONTIG) {
+            v = gp::cast<CT>(x1[e]);
+        } else {
+            IdxT off[1];
+            gp::strided_offsets<1, ND, IdxT>(layout, static_cast<IdxT>(e), off);
+            v = gp::cast<CT>(x1[off[0]]);
+        }
+        int lo = 0, hi = nsamp;  // the first sample that is not below v
+        while (lo < hi) {
+            const int mid = (lo + hi) >> 1;
+            if (gp::sets::less(smp[mid], v))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        bool found = lo < nsamp && smp[lo] == v;
+        if (!found && lo > 0 && stride > 1) {
+            // v lies strictly between samples lo - 1 and lo: table positions (a0, b0)
+            long long a = (lo - 1) * stride + 1;
+            const long long b0 = min(static_cast<long long>(lo) * stride, n2);
+            long long b = b0;
+            while (a < b) {
+                const long long mid = a + ((b - a) >> 1);
+                if (gp::sets::less(gp::cast<CT>(s2[mid]), v))
+                    a = mid + 1;
+                else
+                    b = mid;
+            }
+            found = a < b0 && gp::cast<CT>(s2[a]) == v;
+        }
+        out[e] = found != INVERT;
+    }
+}
