@@ -356,7 +356,7 @@ def _split_args(text):
 
 def _signature(kernel):
     src = _compile.family_source("sort")
-    m = re.search(r"(?:template <([^>]*)>\s*)?__global__ void __launch_bounds__\([^)]*\)\s*" + kernel
+    m = re.search(r"(?:template <([^>]*)>\s*)?__global__ void __launch_bounds__\((?:[^()]|\([^()]*\))*\)\s*" + kernel
                   + r"\(([^{]*)\)\s*\{", src)
     assert m, kernel
     tparams = [t.split()[-1] for t in _split_args(m.group(1) or "")]

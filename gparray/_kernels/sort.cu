@@ -169,6 +169,18 @@ __device__ __forceinline__ void bucket_starts(rank_smem<THREADS>& s, const unsig
     __syncthreads();
 }
 
+// Count digit d (when ok) into the shared histogram h; the whole warp calls it. A warp whose
+// 32 lanes all hold the same digit (constant high digits, row ids, sorted runs) adds 32 with
+// one atomic; otherwise one shared atomic per lane (random digits rarely collide).
+__device__ __forceinline__ void count_digit(unsigned int* h, unsigned int d, bool ok) {
+    const unsigned int d0 = __shfl_sync(FULL, d, 0);
+    if (__all_sync(FULL, ok && d == d0)) {
+        if ((threadIdx.x & 31) == 0) atomicAdd(h + d0, 32u);
+    } else if (ok) {
+        atomicAdd(h + d, 1u);
+    }
+}
+
 template <class T>
 __device__ __forceinline__ T* pick(int id, T* in, T* out, T* t0, T* t1) {
     return id == BUF_IN ? in : id == BUF_OUT ? out : id == BUF_T0 ? t0 : id == BUF_T1 ? t1 : nullptr;
@@ -186,33 +198,42 @@ gp_sort_histogram(const U* __restrict__ keys, long long n, unsigned long long* _
                   int row_passes, long long seg, int kind, unsigned long long flip64, unsigned int* __restrict__ zero,
                   long long zero_words) {
     using namespace gp::sort;
+    constexpr int H = GP_SORT_HIST_ITEMS;
     __shared__ unsigned int s_h[GP_SORT_MAX_PASSES * RADIX];
     const int P = key_passes + row_passes;
     const U flip = static_cast<U>(flip64);
+    const int lane = threadIdx.x & 31;
     for (int i = threadIdx.x; i < P * RADIX; i += GP_SORT_THREADS) s_h[i] = 0;
     const long long stride = static_cast<long long>(gridDim.x) * GP_SORT_THREADS;
     for (long long i = static_cast<long long>(blockIdx.x) * GP_SORT_THREADS + threadIdx.x; i < zero_words; i += stride)
         zero[i] = 0u;
     __syncthreads();
     const bool small = n <= 0xffffffffll;
-    const long long full_end = (n / stride) * stride;  // below: every thread of the grid in range
-    for (long long i = static_cast<long long>(blockIdx.x) * GP_SORT_THREADS + threadIdx.x; i < n; i += stride) {
-        const U r = static_cast<U>(radix<U>(keys[i], kind) ^ flip);
-        for (int p = 0; p < key_passes; ++p) {
-            const unsigned int d = static_cast<unsigned int>(r >> (GP_SORT_BITS * p)) & (RADIX - 1u);
-            if (i < full_end) {  // whole warp in range: one atomic per distinct digit of the warp
-                const unsigned int peers = __match_any_sync(FULL, d);
-                if ((threadIdx.x & 31) == 31 - __clz(peers)) atomicAdd(&s_h[p * RADIX + d], __popc(peers));
-            } else {
-                atomicAdd(&s_h[p * RADIX + d], 1u);
-            }
+    // Warp-uniform loop (every lane takes part in the votes): each thread loads H keys,
+    // stride apart, before counting them, so the grid keeps enough loads in flight.
+    for (long long w0 = static_cast<long long>(blockIdx.x) * GP_SORT_THREADS + (threadIdx.x & ~31); w0 < n;
+         w0 += stride * H) {
+        U r[H];
+        bool ok[H];
+#pragma unroll
+        for (int j = 0; j < H; ++j) {
+            const long long i = w0 + lane + j * stride;
+            ok[j] = i < n;
+            r[j] = ok[j] ? static_cast<U>(radix<U>(keys[i], kind) ^ flip) : U(0);
         }
-        if (row_passes) {
-            const unsigned long long row = small ? static_cast<unsigned long long>(static_cast<unsigned int>(i) /
-                                                                                  static_cast<unsigned int>(seg))
-                                                 : static_cast<unsigned long long>(i / seg);
-            for (int p = 0; p < row_passes; ++p)
-                atomicAdd(&s_h[(key_passes + p) * RADIX + ((row >> (GP_SORT_BITS * p)) & (RADIX - 1u))], 1u);
+#pragma unroll
+        for (int j = 0; j < H; ++j) {
+            for (int p = 0; p < key_passes; ++p)
+                count_digit(s_h + p * RADIX, static_cast<unsigned int>(r[j] >> (GP_SORT_BITS * p)) & (RADIX - 1u), ok[j]);
+            if (row_passes) {
+                const long long i = w0 + lane + j * stride;
+                const unsigned long long row = !ok[j] ? 0ull
+                    : small ? static_cast<unsigned long long>(static_cast<unsigned int>(i) / static_cast<unsigned int>(seg))
+                            : static_cast<unsigned long long>(i / seg);
+                for (int p = 0; p < row_passes; ++p)
+                    count_digit(s_h + (key_passes + p) * RADIX,
+                                static_cast<unsigned int>(row >> (GP_SORT_BITS * p)) & (RADIX - 1u), ok[j]);
+            }
         }
     }
     __syncthreads();
@@ -255,8 +276,16 @@ gp_sort_prepare(const unsigned long long* __restrict__ hist, long long n, int P,
 // keys {kin, kout, kt0, kt1}, values {generated index, vout, vt0, vt1}; seg > 0: the last
 // active pass writes v % seg (the index inside the row). look: two regions of tiles * RADIX
 // status words; this pass uses region pass % 2 and zeroes region (pass + 1) % 2 for the next.
+// Blocks per SM the register budget is fitted to (occupancy is what hides the loads' and
+// the look-back's latency): 4 for keys of up to 4 bytes, 3 for 8-byte keys or pairs of
+// small keys, 2 for pairs of 8-byte keys (more would spill).
+template <class U, bool PAIRS>
+struct onesweep_occupancy {
+    static constexpr int value = PAIRS ? (sizeof(U) > 4 ? 2 : 3) : (sizeof(U) > 4 ? 3 : 4);
+};
+
 template <class U, bool PAIRS, class W>
-__global__ void __launch_bounds__(GP_SORT_THREADS)
+__global__ void __launch_bounds__(GP_SORT_THREADS, (onesweep_occupancy<U, PAIRS>::value))
 gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long long* vt0, long long* vt1,
                  const int* __restrict__ route, const long long* __restrict__ offs, W* look, long long n,
                  long long tiles, int pass, int kind, unsigned long long flip64, int shift, int row_pass,
