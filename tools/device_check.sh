@@ -29,7 +29,8 @@
 #   JOBS                pytest-xdist workers for tests and conformance (default 12; 0 = off)
 #   SEEDS               pytest-randomly seeds of the tests step (default: two random ones)
 #   SANITIZE_FILES      test files of the memcheck pass (the whole GPU tier takes > 10 min)
-#   SANITIZE_ARGS       extra pytest arguments of the memcheck pass (e.g. -k reduction)
+#   SANITIZE_ARGS       extra pytest arguments of the memcheck pass (split on spaces: no quoting)
+#   SANITIZE_K          a -k expression the memcheck pass also requires (e.g. "not large")
 #   TESTS_ARGS / CONFORMANCE_ARGS / BENCH_ARGS    extra arguments for each step
 #   BUDGET_S            wall seconds for all steps together (default 560: the device call
 #                       allows 600); each step also has its own cap:
@@ -149,7 +150,8 @@ step_sanitize() {
     GPARRAY_NO_CACHING=1 timeout -k 10 "${MEMCHECK_TIMEOUT:-300}" compute-sanitizer --tool memcheck \
         --report-api-errors no --target-processes all --print-limit 50 --log-file /tmp/gp-memcheck.%p.log \
         python3 -m pytest -q -p no:xdist -p no:cacheprovider -p no:randomly -m gpu \
-        -k "not fault and not launch_blocking and not device_is_full" $SANITIZE_FILES ${SANITIZE_ARGS:-} || rc=1
+        -k "not fault and not launch_blocking and not device_is_full${SANITIZE_K:+ and ($SANITIZE_K)}" \
+        $SANITIZE_FILES ${SANITIZE_ARGS:-} || rc=1
     cat /tmp/gp-memcheck.*.log > "$OUT/sanitize-memcheck.log" 2>/dev/null
     errs=$(grep -h "ERROR SUMMARY" /tmp/gp-memcheck.*.log | awk '{s += $4} END {print s + 0}')
     echo "memcheck: $(grep -l "ERROR SUMMARY" /tmp/gp-memcheck.*.log 2>/dev/null | wc -l) processes, $errs errors"
