@@ -27,6 +27,10 @@ from .._version import __version__
 KERNEL_DIR = pathlib.Path(__file__).resolve().parent
 INCLUDE_DIR = KERNEL_DIR / "include"
 OPTIONS = ("--std=c++17", "-default-device", "--minimal")
+# GPARRAY_NVRTC_LINEINFO=1 (read at import): kernels carry source line information, so a
+# profiler (ncu's source counters) or compute-sanitizer names the .cu line; part of the cache key.
+if os.environ.get("GPARRAY_NVRTC_LINEINFO", "0") not in ("", "0"):
+    OPTIONS += ("-lineinfo",)
 
 _headers_digest: str | None = None
 _family_sources: dict[str, str] = {}

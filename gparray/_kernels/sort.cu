@@ -71,20 +71,11 @@ __device__ __forceinline__ U shfl_xor(U v, int m) {
     }
 }
 
-// Lanes of this warp holding the same 8-bit digit d (among the lanes of `among`).
-__device__ __forceinline__ unsigned int peers_of(unsigned int d, unsigned int among) {
-    unsigned int m = among;
-#pragma unroll
-    for (int b = 0; b < GP_SORT_BITS; ++b) {
-        const unsigned int bit = (d >> b) & 1u;
-        const unsigned int v = __ballot_sync(FULL, bit);
-        m &= bit ? v : ~v;
-    }
-    return m;
-}
-
 // Shared memory of the tile ranking: per-warp bucket counters (then their exclusive prefix
-// across warps), bucket counts and starts, the warp sums of the block scan.
+// across warps), bucket counts and starts, the warp sums of the block scan. The per-warp
+// match words (bit l of match[w * RADIX + d]: lane l holds digit d) are the caller's
+// WARPS * RADIX words of shared memory, free while the ranking runs (the onesweep pass lends
+// its tile buffer).
 template <int THREADS>
 struct rank_smem {
     static constexpr int WARPS = THREADS / 32;
@@ -97,22 +88,34 @@ struct rank_smem {
 // and the warp's bucket counts (in s.whist). Items are warp-striped: item k of lane l of
 // warp w is tile element w * 32 * ITEMS + 32 k + l; every item counts (the caller gives the
 // items past the end of its data digit RADIX - 1: they are last in the tile and stay last).
+// The lanes sharing a digit find each other with one shared atomicOr each (every lane sets
+// its bit in its digit's match word and reads the word back), far fewer instructions than
+// one ballot per digit bit; the highest such lane (the leader) advances the warp's counter
+// and clears the word.
 template <int THREADS, int ITEMS>
 __device__ __forceinline__ void rank_in_warps(const unsigned int (&dig)[ITEMS], unsigned short (&rank)[ITEMS],
-                                              rank_smem<THREADS>& s) {
+                                              rank_smem<THREADS>& s, unsigned int* match) {
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     unsigned short* h = s.whist[w];
+    unsigned int* mt = match + w * RADIX;
 #pragma unroll
-    for (int i = lane; i < RADIX; i += 32) h[i] = 0;
+    for (int i = lane; i < RADIX; i += 32) {
+        h[i] = 0;
+        mt[i] = 0u;
+    }
     __syncwarp();
-    const unsigned int below = (1u << lane) - 1u;
+    const unsigned int me = 1u << lane, below = me - 1u;
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
         const unsigned int d = dig[k];
-        const unsigned int peers = peers_of(d, FULL);
+        atomicOr(mt + d, me);
+        __syncwarp();
+        const unsigned int peers = mt[d];
         const int leader = 31 - __clz(peers);
+        __syncwarp();  // every lane has its word before the leader clears it
         unsigned int old = 0;
         if (lane == leader) {
+            mt[d] = 0u;
             old = h[d];
             h[d] = static_cast<unsigned short>(old + __popc(peers));
         }
@@ -293,7 +296,8 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     using namespace gp::sort;
     constexpr int T = GP_SORT_THREADS, K = GP_SORT_ITEMS, TILE = GP_SORT_TILE, WSEG = 32 * K;
     constexpr int VB = PAIRS ? 8 : 1;
-    constexpr int SB = sizeof(U) > VB ? sizeof(U) : VB;
+    constexpr int SB0 = sizeof(U) > VB ? sizeof(U) : VB;
+    constexpr int SB = SB0 > 2 ? SB0 : 2;  // bytes per tile slot; at least 2: the match words fit
     __shared__ rank_smem<T> s;
     __shared__ alignas(16) unsigned char s_buf[TILE * SB];  // keys, then values, in tile order
     __shared__ unsigned char s_dig[TILE];
@@ -339,7 +343,8 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     }
 
     unsigned short rank[K];
-    rank_in_warps<T, K>(dig, rank, s);
+    static_assert(TILE * SB >= (T / 32) * RADIX * 4, "the tile buffer holds the match words");
+    rank_in_warps<T, K>(dig, rank, s, reinterpret_cast<unsigned int*>(s_buf));
     __syncthreads();
     unsigned int cnt[1];
     bucket_counts<T>(s, cnt);
@@ -425,6 +430,9 @@ gp_sort_block(U* __restrict__ kout, long long* __restrict__ iout, const U* __res
     __shared__ alignas(16) U s_key[TILE];
     __shared__ unsigned short s_idx[ARG ? TILE : 1];
     __shared__ int s_skip[sizeof(U)];
+    // the ranking's match words: in s_key when it is large enough (free while ranking)
+    constexpr bool MATCH_IN_KEYS = ITEMS * sizeof(U) >= 32;
+    __shared__ unsigned int s_match_own[MATCH_IN_KEYS ? 1 : (THREADS / 32) * RADIX];
     long long off[2];
     gp::strided_offsets<2, 4, long long>(lines, static_cast<long long>(blockIdx.x), off);
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
@@ -448,7 +456,7 @@ gp_sort_block(U* __restrict__ kout, long long* __restrict__ iout, const U* __res
             const int e = w * WSEG + 32 * k + lane;  // items past the row: last bucket, stay last
             dig[k] = e < n ? digit<U>(key[k], kind, flip, shift) : RADIX - 1;
         }
-        rank_in_warps<THREADS, ITEMS>(dig, rank, s);
+        rank_in_warps<THREADS, ITEMS>(dig, rank, s, MATCH_IN_KEYS ? reinterpret_cast<unsigned int*>(s_key) : s_match_own);
         __syncthreads();
         unsigned int cnt[RADIX / THREADS];
         bucket_counts<THREADS>(s, cnt);
