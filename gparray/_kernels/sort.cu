@@ -321,8 +321,6 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const long long base = tile * TILE;
     const int tile_n = n - base < TILE ? static_cast<int>(n - base) : TILE;
-    __shared__ unsigned int s_early[RADIX];  // the tile's bucket counts, published early
-    s_early[threadIdx.x] = 0u;
     U key[K];
     long long val[PAIRS ? K : 1];
     unsigned int dig[K];
@@ -344,24 +342,16 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
         }
     }
 
-    // Early counts: the tile's bucket counts (shared atomics, one per warp where its lanes
-    // agree) are published before the ranking, so the tiles after this one find them while
-    // it ranks: the look-back's latency hides behind the ranking instead of adding to it.
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < K; ++k) count_digit(s_early, dig[k], w * WSEG + 32 * k + lane < tile_n);
-    __syncthreads();
-    const int b = threadIdx.x;
-    W* mine = cur + tile * RADIX + b;
-    st_relaxed(mine, (tile == 0 ? WD::INC : WD::AGG) | static_cast<W>(s_early[b]));
-
     unsigned short rank[K];
     static_assert(TILE * SB >= (T / 32) * RADIX * 4, "the tile buffer holds the match words");
     rank_in_warps<T, K>(dig, rank, s, reinterpret_cast<unsigned int*>(s_buf));
     __syncthreads();
     unsigned int cnt[1];
     bucket_counts<T>(s, cnt);
-    if (b == RADIX - 1) cnt[0] -= TILE - tile_n;  // the padding items ranked last in bucket 255 (== s_early[b])
+    const int b = threadIdx.x;
+    if (b == RADIX - 1) cnt[0] -= TILE - tile_n;  // the padding items ranked last in bucket 255
+    W* mine = cur + tile * RADIX + b;
+    st_relaxed(mine, (tile == 0 ? WD::INC : WD::AGG) | static_cast<W>(cnt[0]));
     bucket_starts<T>(s, cnt);  // (synchronizes)
     long long prefix = 0;
     if (tile > 0) {  // decoupled look-back over the tiles before this one, for bucket b
