@@ -4,7 +4,8 @@
     python3 tools/tune.py [--groups elementwise,rows,reduce] [--json PATH] [--repeat N]
 
 Not the benchmark of record (bench/bench.py is): this script rebuilds kernels with other
-compile-time constants (GP_UNROLL, GP_BLOCK, GP_ROWS_U, GP_SCAN_VECS) and patches the
+compile-time constants (GP_UNROLL, GP_BLOCK, GP_ROWS_U, GP_SCAN_VECS, GP_SORT_ITEMS,
+GP_SORT_MIN_BLOCKS) and patches the
 planners' module constants, times each variant with CUDA events (median), and prints one
 line per (case, variant) with the ratio to PyTorch's time. Results inform the defaults in
 include/gp/*.cuh and gparray/_engine/*.py.
@@ -263,6 +264,47 @@ def group_scan(repeat):
     _compile.OPTIONS, _scan.VECS, _scan.PREFETCH = base_opts, d_vecs, d_pf
     _scan.plan.cache_clear()
     _scan._launches.clear()
+    _registry.clear_memo()
+    _launch._kernels.clear()
+
+
+SORT_VARIANTS = [(items, mb) for items in (8, 12, 16) for mb in (2, 3, 4, 5)]
+
+
+def group_sort(repeat):
+    """The onesweep sort of 2^26 float32 (keys) and its argsort (pairs) per (GP_SORT_ITEMS,
+    GP_SORT_MIN_BLOCKS), against CuPy's sort / argsort (CUB) in the same run ("torch" column)."""
+    import cupy as cp
+    import gparray as xp
+    from gparray._engine import _launch, _sort
+    from gparray._kernels import _compile, _registry
+    n = 1 << 26
+    a_cp = cp.random.default_rng(1).standard_normal(n, dtype=cp.float32)
+    a = xp.from_dlpack(a_cp)
+    want = cp.sort(a_cp)
+    ref = timeit(lambda: cp.sort(a_cp), repeat=repeat)
+    ref_arg = timeit(lambda: cp.argsort(a_cp), repeat=repeat)
+    base_opts, d_items = _compile.OPTIONS, _sort.ITEMS
+    for items, mb in SORT_VARIANTS:
+        _compile.OPTIONS = base_opts + (f"-DGP_SORT_ITEMS={items}", f"-DGP_SORT_MIN_BLOCKS={mb}")
+        _sort.ITEMS, _sort.TILE = items, _sort.THREADS * items
+        _registry.clear_memo()
+        _launch._kernels.clear()
+        try:
+            got = cp.from_dlpack(xp.sort(a))
+            if not bool((got == want).all()):
+                print(f"MISMATCH sort items={items} mb={mb}", flush=True)
+            gi = cp.from_dlpack(xp.argsort(a))
+            if not bool((a_cp[gi] == want).all()):
+                print(f"MISMATCH argsort items={items} mb={mb}", flush=True)
+            report("sort", "sort f32 2^26", f"items={items} min_blocks={mb} (vs CuPy)",
+                   timeit(lambda: xp.sort(a), repeat=repeat), ref, 8 * n)
+            report("sort", "argsort f32 2^26", f"items={items} min_blocks={mb} (vs CuPy)",
+                   timeit(lambda: xp.argsort(a), repeat=repeat), ref_arg, 12 * n)
+        except Exception as exc:
+            print(f"variant items={items} mb={mb} failed: {str(exc)[:200]}", flush=True)
+    _compile.OPTIONS = base_opts
+    _sort.ITEMS, _sort.TILE = d_items, _sort.THREADS * d_items
     _registry.clear_memo()
     _launch._kernels.clear()
 

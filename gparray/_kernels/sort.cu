@@ -284,7 +284,11 @@ gp_sort_prepare(const unsigned long long* __restrict__ hist, long long n, int P,
 // small keys, 2 for pairs of 8-byte keys (more would spill).
 template <class U, bool PAIRS>
 struct onesweep_occupancy {
+#ifdef GP_SORT_MIN_BLOCKS  // tools/tune.py --groups sort
+    static constexpr int value = GP_SORT_MIN_BLOCKS;
+#else
     static constexpr int value = PAIRS ? (sizeof(U) > 4 ? 2 : 3) : (sizeof(U) > 4 ? 3 : 4);
+#endif
 };
 
 template <class U, bool PAIRS, class W>

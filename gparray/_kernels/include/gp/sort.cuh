@@ -20,7 +20,9 @@
 #include "types.cuh"
 
 #define GP_SORT_THREADS 256    // threads of a onesweep / histogram block (== GP_SORT_RADIX)
-#define GP_SORT_ITEMS 16       // keys per thread of a onesweep tile
+#ifndef GP_SORT_ITEMS
+#define GP_SORT_ITEMS 16       // keys per thread of a onesweep tile (tools/tune.py --groups sort)
+#endif
 #define GP_SORT_HIST_ITEMS 8   // keys each histogram thread loads before counting them
 #define GP_SORT_TILE (GP_SORT_THREADS * GP_SORT_ITEMS)
 #define GP_SORT_BITS 8         // bits per digit
