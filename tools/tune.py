@@ -268,7 +268,7 @@ def group_scan(repeat):
     _launch._kernels.clear()
 
 
-SORT_VARIANTS = [(items, mb) for items in (8, 12, 16) for mb in (2, 3, 4, 5)]
+SORT_VARIANTS = [(items, mb, hm) for items in (12, 16) for mb in (3, 4) for hm in (2, 3)]
 
 
 def group_sort(repeat):
@@ -285,24 +285,25 @@ def group_sort(repeat):
     ref = timeit(lambda: cp.sort(a_cp), repeat=repeat)
     ref_arg = timeit(lambda: cp.argsort(a_cp), repeat=repeat)
     base_opts, d_items = _compile.OPTIONS, _sort.ITEMS
-    for items, mb in SORT_VARIANTS:
-        _compile.OPTIONS = base_opts + (f"-DGP_SORT_ITEMS={items}", f"-DGP_SORT_MIN_BLOCKS={mb}")
+    for items, mb, hm in SORT_VARIANTS:
+        _compile.OPTIONS = base_opts + (f"-DGP_SORT_ITEMS={items}", f"-DGP_SORT_MIN_BLOCKS={mb}",
+                                        f"-DGP_SORT_HIST_MODE={hm}")
         _sort.ITEMS, _sort.TILE = items, _sort.THREADS * items
         _registry.clear_memo()
         _launch._kernels.clear()
         try:
             got = cp.from_dlpack(xp.sort(a))
             if not bool((got == want).all()):
-                print(f"MISMATCH sort items={items} mb={mb}", flush=True)
+                print(f"MISMATCH sort items={items} mb={mb} hist={hm}", flush=True)
             gi = cp.from_dlpack(xp.argsort(a))
             if not bool((a_cp[gi] == want).all()):
-                print(f"MISMATCH argsort items={items} mb={mb}", flush=True)
-            report("sort", "sort f32 2^26", f"items={items} min_blocks={mb} (vs CuPy)",
+                print(f"MISMATCH argsort items={items} mb={mb} hist={hm}", flush=True)
+            report("sort", "sort f32 2^26", f"items={items} min_blocks={mb} hist={hm} (vs CuPy)",
                    timeit(lambda: xp.sort(a), repeat=repeat), ref, 8 * n)
-            report("sort", "argsort f32 2^26", f"items={items} min_blocks={mb} (vs CuPy)",
+            report("sort", "argsort f32 2^26", f"items={items} min_blocks={mb} hist={hm} (vs CuPy)",
                    timeit(lambda: xp.argsort(a), repeat=repeat), ref_arg, 12 * n)
         except Exception as exc:
-            print(f"variant items={items} mb={mb} failed: {str(exc)[:200]}", flush=True)
+            print(f"variant items={items} mb={mb} hist={hm} failed: {str(exc)[:200]}", flush=True)
     _compile.OPTIONS = base_opts
     _sort.ITEMS, _sort.TILE = d_items, _sort.THREADS * d_items
     _registry.clear_memo()

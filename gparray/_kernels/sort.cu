@@ -195,6 +195,13 @@ __device__ __forceinline__ T* pick(int id, T* in, T* out, T* t0, T* t1) {
 // ---------------------------------------------------------------------------- device-wide
 // hist: key_passes + row_passes rows of RADIX uint64 counters (zeroed by the host); zero /
 // zero_words: the look-back region of pass 0, zeroed here.
+#ifndef GP_SORT_HIST_MODE
+#define GP_SORT_HIST_MODE 3  // 0: warp-uniform vote + atomics; 1: plain atomics; 2: plain atomics
+                             // into up to 4 copies of the histograms, one per warp group; 3: each
+                             // bucket spread over up to 4 counters picked by lane (tools/tune.py
+                             // --groups sort)
+#endif
+
 template <class U>
 __global__ void __launch_bounds__(GP_SORT_THREADS)
 gp_sort_histogram(const U* __restrict__ keys, long long n, unsigned long long* __restrict__ hist, int key_passes,
@@ -204,9 +211,18 @@ gp_sort_histogram(const U* __restrict__ keys, long long n, unsigned long long* _
     constexpr int H = GP_SORT_HIST_ITEMS;
     __shared__ unsigned int s_h[GP_SORT_MAX_PASSES * RADIX];
     const int P = key_passes + row_passes;
+    // copies of the P histograms (warp w counts into copy w % copies): fewer same-address
+    // atomics; summed at the end
+    // Mode 3: bucket d of pass p is counted in spread counters s_h[(p * RADIX + d) * spread +
+    // lane % spread], so lanes of one warp with the same digit (concentrated high digits of
+    // floats, small integers) hit spread different addresses instead of one.
+    const int copies = GP_SORT_HIST_MODE == 2 ? min(4, GP_SORT_MAX_PASSES / P) : 1;
+    const int spread = GP_SORT_HIST_MODE == 3 ? min(4, GP_SORT_MAX_PASSES / P) : 1;
     const U flip = static_cast<U>(flip64);
     const int lane = threadIdx.x & 31;
-    for (int i = threadIdx.x; i < P * RADIX; i += GP_SORT_THREADS) s_h[i] = 0;
+    unsigned int* mine = s_h + ((threadIdx.x >> 5) % copies) * P * RADIX;
+    const int sl = lane % spread;
+    for (int i = threadIdx.x; i < copies * spread * P * RADIX; i += GP_SORT_THREADS) s_h[i] = 0;
     const long long stride = static_cast<long long>(gridDim.x) * GP_SORT_THREADS;
     for (long long i = static_cast<long long>(blockIdx.x) * GP_SORT_THREADS + threadIdx.x; i < zero_words; i += stride)
         zero[i] = 0u;
@@ -226,22 +242,40 @@ gp_sort_histogram(const U* __restrict__ keys, long long n, unsigned long long* _
         }
 #pragma unroll
         for (int j = 0; j < H; ++j) {
-            for (int p = 0; p < key_passes; ++p)
-                count_digit(s_h + p * RADIX, static_cast<unsigned int>(r[j] >> (GP_SORT_BITS * p)) & (RADIX - 1u), ok[j]);
+            for (int p = 0; p < key_passes; ++p) {
+                const unsigned int d = static_cast<unsigned int>(r[j] >> (GP_SORT_BITS * p)) & (RADIX - 1u);
+                if (GP_SORT_HIST_MODE == 0)
+                    count_digit(mine + p * RADIX, d, ok[j]);
+                else if (GP_SORT_HIST_MODE == 3 && ok[j])
+                    atomicAdd(s_h + (p * RADIX + d) * spread + sl, 1u);
+                else if (ok[j])
+                    atomicAdd(mine + p * RADIX + d, 1u);
+            }
             if (row_passes) {
                 const long long i = w0 + lane + j * stride;
                 const unsigned long long row = !ok[j] ? 0ull
                     : small ? static_cast<unsigned long long>(static_cast<unsigned int>(i) / static_cast<unsigned int>(seg))
                             : static_cast<unsigned long long>(i / seg);
-                for (int p = 0; p < row_passes; ++p)
-                    count_digit(s_h + (key_passes + p) * RADIX,
-                                static_cast<unsigned int>(row >> (GP_SORT_BITS * p)) & (RADIX - 1u), ok[j]);
+                for (int p = 0; p < row_passes; ++p) {  // row ids: mostly one per warp
+                    const unsigned int d = static_cast<unsigned int>(row >> (GP_SORT_BITS * p)) & (RADIX - 1u);
+                    if (GP_SORT_HIST_MODE == 3)
+                        count_digit(s_h + ((key_passes + p) * RADIX) * spread, d * spread, ok[j]);
+                    else
+                        count_digit(mine + (key_passes + p) * RADIX, d, ok[j]);
+                }
             }
         }
     }
     __syncthreads();
-    for (int i = threadIdx.x; i < P * RADIX; i += GP_SORT_THREADS)
-        if (s_h[i]) atomicAdd(&hist[i], static_cast<unsigned long long>(s_h[i]));
+    for (int i = threadIdx.x; i < P * RADIX; i += GP_SORT_THREADS) {
+        unsigned int c = 0;
+        if (spread > 1) {
+            for (int k = 0; k < spread; ++k) c += s_h[i * spread + k];
+        } else {
+            for (int k = 0; k < copies; ++k) c += s_h[k * P * RADIX + i];
+        }
+        if (c) atomicAdd(&hist[i], static_cast<unsigned long long>(c));
+    }
 }
 
 // One block of GP_SORT_THREADS: offs[p][b] = exclusive bucket starts of pass p; the route
