@@ -6,39 +6,13 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import gparray as xp
+from _arrays import assert_same, host, sample
 
 pytestmark = pytest.mark.gpu
 
 ALL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
        "float32", "float64", "complex64", "complex128"]
 NUMERIC = ALL[1:]
-
-
-def host(x):
-    return np.asarray(x)
-
-
-def sample(dtype, shape=(3, 4), seed=0):
-    rng = np.random.default_rng(seed)
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
-        return rng.integers(0, 2, shape).astype(bool)
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        return rng.integers(max(info.min, -100), min(info.max, 100), shape, endpoint=True).astype(dt)
-    a = rng.standard_normal(shape) * 10
-    if dt.kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dt)
-
-
-def assert_same(got, expected):
-    g = host(got)
-    assert g.dtype == expected.dtype, (g.dtype, expected.dtype)
-    assert g.shape == expected.shape
-    np.testing.assert_array_equal(g, expected)
-    if expected.dtype.kind in "fc":  # signed zeros must survive too
-        np.testing.assert_array_equal(np.signbit(g.real), np.signbit(expected.real))
 
 
 # ------------------------------------------------------------------------ round trips

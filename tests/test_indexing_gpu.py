@@ -24,6 +24,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import gparray as xp
+from _arrays import assert_same, host, sample
 
 pytestmark = pytest.mark.gpu
 
@@ -42,36 +43,10 @@ INDEX_DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", 
 TILE = 4096  # the mask compaction tile (gparray/_engine/_index.py CP_TILE)
 
 
-def host(x):
-    return np.asarray(x)
-
-
-def sample(dtype, shape=(3, 4), seed=0):
-    rng = np.random.default_rng(seed)
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
-        return rng.integers(0, 2, shape).astype(bool)
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        return rng.integers(max(info.min, -100), min(info.max, 100), shape, endpoint=True).astype(dt)
-    a = rng.standard_normal(shape) * 10
-    if dt.kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dt)
-
-
 def scalar_for(dtype):
     """A Python scalar of the kind ``dtype`` holds (spec's mixing rules)."""
     k = np.dtype(dtype).kind
     return True if k == "b" else 7 if k in "iu" else -2.5 if k == "f" else complex(1.5, -2.0)
-
-
-def assert_same(got, expected):
-    g = host(got)
-    expected = np.asarray(expected)
-    assert g.dtype == expected.dtype, (g.dtype, expected.dtype)
-    assert g.shape == expected.shape, (g.shape, expected.shape)
-    np.testing.assert_array_equal(g, expected)
 
 
 def dev(key, how="array"):

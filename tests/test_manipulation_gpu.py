@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 import gparray as xp
+from _arrays import assert_same, host
+from _arrays import sample as _sample
 
 pytestmark = pytest.mark.gpu
 
@@ -19,36 +21,9 @@ DTYPES = ["bool", "int8", "int64", "uint16", "float16", "float32", "float64", "c
 LAYOUTS = ["contiguous", "step", "transposed", "flipped", "broadcast"]
 
 
-def host(x):
-    return np.asarray(x)
-
-
 def sample(dtype, shape, seed=0):
     """Random values of ``dtype``; floating samples include -0.0 and NaN (bit-exact copies)."""
-    rng = np.random.default_rng(seed)
-    dt = np.dtype(dtype)
-    if dt.kind == "b":
-        return rng.integers(0, 2, shape).astype(bool)
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
-        return rng.integers(max(info.min, -100), min(info.max, 100), shape, endpoint=True).astype(dt)
-    a = rng.standard_normal(shape) * 10
-    if dt.kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    a = np.array(a, dtype=dt)  # an ndarray also for shape () (not a NumPy scalar)
-    flat = a.reshape(-1)
-    if flat.size >= 3:
-        flat[0], flat[2] = -0.0, np.nan
-    return a
-
-
-def assert_same(got, expected, msg=""):
-    g = host(got)
-    assert g.dtype == expected.dtype, (msg, g.dtype, expected.dtype)
-    assert g.shape == expected.shape, (msg, g.shape, expected.shape)
-    np.testing.assert_array_equal(g, expected, err_msg=str(msg))
-    if expected.dtype.kind in "fc":  # signed zeros must survive the copies too
-        np.testing.assert_array_equal(np.signbit(g.real), np.signbit(expected.real), err_msg=str(msg))
+    return _sample(dtype, shape, seed, specials=True)
 
 
 def layout(a, kind):

@@ -24,6 +24,7 @@
 //                     elements per round, so a kept element's output position is a popcount.
 #include "gp/types.cuh"
 #include "gp/indexer.cuh"
+#include "gp/compact.cuh"
 
 #define GP_IX_BLOCK 256
 #define GP_IX_ITEMS 4
@@ -175,40 +176,18 @@ template <class S, bool CONTIG, int ND, class IdxT>
 __global__ void __launch_bounds__(GP_IX_BLOCK)
 gp_index_compact(S* __restrict__ out, const long long* __restrict__ incl, const bool* __restrict__ mask,
                  const S* __restrict__ x, gp::StridedParams<2, ND> layout, IdxT n) {
-    __shared__ int s_cnt[GP_IX_BLOCK / 32];
-    __shared__ long long s_off[GP_IX_BLOCK / 32];
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const IdxT base = static_cast<IdxT>(blockIdx.x) * GP_CP_TILE + w * GP_CP_WSEG;
     unsigned int masks[GP_CP_ROUNDS];
-    int c = 0;
-#pragma unroll
-    for (int k = 0; k < GP_CP_ROUNDS; ++k) {
+    const int c = gp::compact::ballot_rounds<GP_CP_ROUNDS>([&](int k) {
         const IdxT e = base + k * 32 + lane;
-        bool m = false;
-        if (e < n) {
-            if (CONTIG) {
-                m = mask[e];
-            } else {
-                IdxT off[2];
-                gp::strided_offsets<2, ND, IdxT>(layout, e, off);
-                m = mask[off[0]];
-            }
-        }
-        masks[k] = __ballot_sync(0xffffffffu, m);
-        c += __popc(masks[k]);
-    }
-    if (lane == 0) s_cnt[w] = c;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        long long t = blockIdx.x > 0 ? incl[blockIdx.x - 1] : 0;
-#pragma unroll
-        for (int i = 0; i < GP_IX_BLOCK / 32; ++i) {
-            s_off[i] = t;
-            t += s_cnt[i];
-        }
-    }
-    __syncthreads();
-    long long pos = s_off[w];
+        if (e >= n) return false;
+        if (CONTIG) return static_cast<bool>(mask[e]);
+        IdxT off[2];
+        gp::strided_offsets<2, ND, IdxT>(layout, e, off);
+        return static_cast<bool>(mask[off[0]]);
+    }, masks);
+    long long pos = gp::compact::warp_start<GP_IX_BLOCK>(c, incl);
     const unsigned int below = (1u << lane) - 1u;
 #pragma unroll
     for (int k = 0; k < GP_CP_ROUNDS; ++k) {

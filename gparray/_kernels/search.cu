@@ -10,6 +10,7 @@
 // Element addressing: CONTIG (flat index = element offset) or the `layout` indexer.
 #include "gp/types.cuh"
 #include "gp/indexer.cuh"
+#include "gp/compact.cuh"
 #include "gp/complex_ops.cuh"
 
 #define GP_NZ_BLOCK 256
@@ -68,31 +69,14 @@ __global__ void __launch_bounds__(GP_NZ_BLOCK)
 gp_nonzero_write(long long* __restrict__ out, long long total, const long long* __restrict__ incl,
                  const TA* __restrict__ a, gp::StridedParams<1, ND> layout,
                  gp::StridedParams<1, NDS> shape, IdxT n) {
-    __shared__ int s_cnt[GP_NZ_BLOCK / 32];
-    __shared__ long long s_off[GP_NZ_BLOCK / 32];
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const IdxT base = static_cast<IdxT>(blockIdx.x) * GP_NZ_TILE + w * GP_NZ_WSEG;
     unsigned int masks[GP_NZ_ROUNDS];
-    int c = 0;
-#pragma unroll
-    for (int k = 0; k < GP_NZ_ROUNDS; ++k) {
+    const int c = gp::compact::ballot_rounds<GP_NZ_ROUNDS>([&](int k) {
         const IdxT e = base + k * 32 + lane;
-        const bool nz = e < n && gp::search::nonzero_at<TA, CONTIG, ND, IdxT>(a, layout, e);
-        masks[k] = __ballot_sync(0xffffffffu, nz);
-        c += __popc(masks[k]);
-    }
-    if (lane == 0) s_cnt[w] = c;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        long long t = blockIdx.x > 0 ? incl[blockIdx.x - 1] : 0;
-#pragma unroll
-        for (int i = 0; i < GP_NZ_BLOCK / 32; ++i) {
-            s_off[i] = t;
-            t += s_cnt[i];
-        }
-    }
-    __syncthreads();
-    long long pos = s_off[w];
+        return e < n && gp::search::nonzero_at<TA, CONTIG, ND, IdxT>(a, layout, e);
+    }, masks);
+    long long pos = gp::compact::warp_start<GP_NZ_BLOCK>(c, incl);
     const unsigned int below = (1u << lane) - 1u;
     const long long* sv = shape.p.v;
     const int nd = static_cast<int>(sv[0]);

@@ -20,6 +20,7 @@
 //                     global memory. Equality is the compute type's == (a NaN is in nothing).
 #include "gp/types.cuh"
 #include "gp/indexer.cuh"
+#include "gp/compact.cuh"
 #include "gp/complex_ops.cuh"
 
 #define GP_SET_BLOCK 256
@@ -105,31 +106,14 @@ __global__ void __launch_bounds__(GP_SET_BLOCK)
 gp_unique_write(T* __restrict__ values, long long* __restrict__ indices, long long* __restrict__ inverse,
                 long long* __restrict__ first, const T* __restrict__ s, const long long* __restrict__ perm,
                 const long long* __restrict__ incl, long long n, long long total) {
-    __shared__ int s_cnt[GP_SET_BLOCK / 32];
-    __shared__ long long s_off[GP_SET_BLOCK / 32];
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const long long base = static_cast<long long>(blockIdx.x) * GP_SET_TILE + w * GP_SET_WSEG;
     unsigned int masks[GP_SET_ROUNDS];
-    int c = 0;
     T v{};
-#pragma unroll
-    for (int k = 0; k < GP_SET_ROUNDS; ++k) {
-        const bool h = gp::sets::head_at<T, false>(s, nullptr, base + k * 32 + lane, n, v);
-        masks[k] = __ballot_sync(0xffffffffu, h);
-        c += __popc(masks[k]);
-    }
-    if (lane == 0) s_cnt[w] = c;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        long long t = blockIdx.x > 0 ? incl[blockIdx.x - 1] : 0;
-#pragma unroll
-        for (int i = 0; i < GP_SET_BLOCK / 32; ++i) {
-            s_off[i] = t;
-            t += s_cnt[i];
-        }
-    }
-    __syncthreads();
-    long long pos = s_off[w];  // heads before this round
+    const int c = gp::compact::ballot_rounds<GP_SET_ROUNDS>([&](int k) {
+        return gp::sets::head_at<T, false>(s, nullptr, base + k * 32 + lane, n, v);
+    }, masks);
+    long long pos = gp::compact::warp_start<GP_SET_BLOCK>(c, incl);  // heads before this round
     const unsigned int upto = 0xffffffffu >> (31 - lane);  // lanes <= this one
 #pragma unroll
     for (int k = 0; k < GP_SET_ROUNDS; ++k) {
