@@ -149,14 +149,7 @@ def asarray(obj, /, *, dtype=None, device=None, copy=None):
 def from_dlpack(x, /, *, device=None, copy=None):
     """Array sharing (or, when needed or asked, copying) the memory of a DLPack producer."""
     if isinstance(x, Array):
-        out = x
-        if device is not None:
-            dev = normalize_device(device, "from_dlpack")
-            if dev != x._device:
-                if copy is False:
-                    raise ValueError("from_dlpack: copy=False but the array is on another device")
-                return x.to_device(dev)
-        return _copy(out) if copy else out
+        return _placed(x, device, copy, "the array")
     if not hasattr(x, "__dlpack__"):
         raise TypeError(f"from_dlpack: expected an object with __dlpack__, got {type(x).__name__}")
     dev_type, dev_id = _dlpack.producer_device(x)
@@ -169,12 +162,17 @@ def from_dlpack(x, /, *, device=None, copy=None):
         return _from_host(host, dev)
     if dev_type not in (_dlpack.kDLCUDA, _dlpack.kDLCUDAManaged):
         raise BufferError(f"from_dlpack: unsupported DLPack device type {dev_type}")
-    out = _from_layout(_dlpack.device_layout(x, dev_id))
+    return _placed(_from_layout(_dlpack.device_layout(x, dev_id)), device, copy, "the producer")
+
+
+def _placed(out, device, copy, what):
+    """``out`` moved to ``device`` (a copy, refused with copy=False) or, with copy=True,
+    copied in place; else ``out`` itself."""
     if device is not None:
         dev = normalize_device(device, "from_dlpack")
         if dev != out._device:
             if copy is False:
-                raise ValueError("from_dlpack: copy=False but the producer is on another device")
+                raise ValueError(f"from_dlpack: copy=False but {what} is on another device")
             return out.to_device(dev)
     return _copy(out) if copy else out
 
