@@ -162,3 +162,72 @@ def test_errors_use_numpy_wording():
         mp.plan((2, 2, 3), (6, 3, 1), (3, 3, 2), (6, 2, 1))
     with pytest.raises(ValueError, match="at least one dimension"):
         mp.plan((), (), (3,), (1,))
+
+
+# ---------------------------------------------------------------------------- tensordot, vecdot
+@st.composite
+def tensordot_cases(draw):
+    n1, n2 = draw(st.integers(0, 4)), draw(st.integers(0, 4))
+    shape1 = tuple(draw(st.integers(0, 3)) for _ in range(n1))
+    shape2 = list(draw(st.integers(0, 3)) for _ in range(n2))
+    if draw(st.booleans()):
+        c = draw(st.integers(0, min(n1, n2)))
+        shape2[:c] = shape1[n1 - c:]
+        return shape1, tuple(shape2), c
+    c = draw(st.integers(0, min(n1, n2)))
+    a1 = draw(st.permutations(range(n1)))[:c]
+    a2 = draw(st.permutations(range(n2)))[:c]
+    for i, j in zip(a1, a2):
+        shape2[j] = shape1[i]
+    neg = draw(st.booleans())
+    a1 = [i - n1 if neg else i for i in a1]
+    return shape1, tuple(shape2), (list(a1), tuple(a2))
+
+
+@settings(max_examples=300, deadline=None)
+@given(tensordot_cases())
+def test_tensordot_plan_matches_numpy(case):
+    s1, s2, axes = case
+    x1 = (np.arange(int(np.prod(s1)), dtype=np.float64) % 7 - 3).reshape(s1)
+    x2 = (np.arange(int(np.prod(s2)), dtype=np.float64) % 5 - 2).reshape(s2)
+    p = mp.tensordot_plan(s1, s2, axes)
+    expected = np.tensordot(x1, x2, axes=axes)
+    got = (np.transpose(x1, p.perm1).reshape(p.m, p.k) @ np.transpose(x2, p.perm2).reshape(p.k, p.n)).reshape(p.shape)
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_tensordot_plan_errors():
+    with pytest.raises(ValueError, match="^tensordot: shape mismatch"):
+        mp.tensordot_plan((2, 3), (4, 2), 1)
+    with pytest.raises(ValueError, match="non-negative"):
+        mp.tensordot_plan((2, 3), (3, 2), -1)
+    with pytest.raises(ValueError, match="exceeds"):
+        mp.tensordot_plan((2, 3), (3, 2), 3)
+    with pytest.raises(ValueError, match="out of bounds"):
+        mp.tensordot_plan((2, 3), (3, 2), ([2], [0]))
+    with pytest.raises(ValueError, match="repeated axis"):
+        mp.tensordot_plan((2, 2), (2, 2), ([0, 0], [0, 1]))
+    with pytest.raises(ValueError, match="different lengths"):
+        mp.tensordot_plan((2, 2), (2, 2), ([0], [0, 1]))
+    with pytest.raises(TypeError):
+        mp.tensordot_plan((2, 2), (2, 2), 1.5)
+
+
+@pytest.mark.parametrize("s1,s2,axis", [((3,), (3,), -1), ((2, 3), (3,), -1), ((4, 1, 3), (5, 3), -1),
+                                        ((3, 4), (3, 4), -2), ((2, 3, 4), (2, 3, 4), 1), ((0, 3), (1, 3), -1),
+                                        ((2, 1, 5), (1, 4, 5), -1)])
+def test_vecdot_shape_matches_numpy(s1, s2, axis):
+    x1, x2 = np.ones(s1), np.ones(s2)
+    assert mp.vecdot_shape(s1, s2, axis) == np.vecdot(x1, x2, axis=axis).shape
+
+
+def test_vecdot_shape_errors():
+    with pytest.raises(ValueError, match="same size"):
+        mp.vecdot_shape((2, 3), (2, 4))
+    with pytest.raises(ValueError, match="out of bounds"):
+        mp.vecdot_shape((2, 3), (3,), -2)
+    with pytest.raises(ValueError, match="at least one dimension"):
+        mp.vecdot_shape((), (3,))
+    with pytest.raises(ValueError):
+        mp.vecdot_shape((2, 3), (4, 3))

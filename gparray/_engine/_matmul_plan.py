@@ -128,3 +128,88 @@ def plan(x1_shape: tuple, x1_strides: tuple, x2_shape: tuple, x2_strides: tuple,
     inner = mshape[-1]
     outer = tuple((mshape[i], (ma[i], mb[i], mc[i])) for i in range(len(mshape) - 1))
     return MatmulPlan("blas", shape, m, n, k, batch, a, b, inner, (ma[-1], mb[-1], mc[-1]), outer, vector)
+
+
+# ---------------------------------------------------------------------------- tensordot, vecdot
+@dataclass(frozen=True)
+class TensordotPlan:
+    """``tensordot`` as one matmul: x1 permuted by ``perm1`` and reshaped to (m, k), x2
+    permuted by ``perm2`` and reshaped to (k, n); the (m, n) product reshaped to ``shape``
+    (x1's free axes, then x2's, in order)."""
+    perm1: tuple
+    perm2: tuple
+    m: int
+    k: int
+    n: int
+    shape: tuple
+
+
+def _axis_list(axes, ndim: int, which: str, name: str) -> tuple:
+    out = []
+    for a in axes:
+        if isinstance(a, bool) or not isinstance(a, int):
+            raise TypeError(f"{name}: axes must be integers, got {a!r}")
+        if not -ndim <= a < ndim:
+            raise ValueError(f"{name}: axis {a} is out of bounds for {which} of dimension {ndim}")
+        out.append(a % ndim)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name}: repeated axis in {which}'s axes {tuple(axes)}")
+    return tuple(out)
+
+
+def tensordot_plan(shape1: tuple, shape2: tuple, axes=2, name: str = "tensordot") -> TensordotPlan:
+    """The spec's ``tensordot(x1, x2, axes=...)``: ``axes`` an int N >= 0 (the last N axes of
+    x1 with the first N of x2) or a pair of equally long sequences of axes; contracted axes
+    must have equal sizes."""
+    n1, n2 = len(shape1), len(shape2)
+    if isinstance(axes, bool):
+        raise TypeError(f"{name}: axes must be an int or a pair of sequences, got {axes!r}")
+    if isinstance(axes, int):
+        if axes < 0:
+            raise ValueError(f"{name}: axes must be a non-negative integer, got {axes}")
+        if axes > n1 or axes > n2:
+            raise ValueError(f"{name}: axes={axes} exceeds the dimensions of the operands ({n1}, {n2})")
+        a1, a2 = tuple(range(n1 - axes, n1)), tuple(range(axes))
+    else:
+        try:
+            s1, s2 = axes
+            s1, s2 = tuple(s1), tuple(s2)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name}: axes must be an int or a pair of sequences, got {axes!r}") from None
+        if len(s1) != len(s2):
+            raise ValueError(f"{name}: axes sequences of different lengths ({len(s1)}, {len(s2)})")
+        a1, a2 = _axis_list(s1, n1, "x1", name), _axis_list(s2, n2, "x2", name)
+    for i, j in zip(a1, a2):
+        if shape1[i] != shape2[j]:
+            raise ValueError(f"{name}: shape mismatch for the contracted axes: x1 axis {i} has size "
+                             f"{shape1[i]}, x2 axis {j} has size {shape2[j]}")
+    free1 = tuple(i for i in range(n1) if i not in a1)
+    free2 = tuple(j for j in range(n2) if j not in a2)
+    m = _shapes.prod(shape1[i] for i in free1)
+    k = _shapes.prod(shape1[i] for i in a1)
+    n = _shapes.prod(shape2[j] for j in free2)
+    return TensordotPlan(free1 + a1, a2 + free2, m, k, n,
+                         tuple(shape1[i] for i in free1) + tuple(shape2[j] for j in free2))
+
+
+def vecdot_shape(shape1: tuple, shape2: tuple, axis: int = -1, name: str = "vecdot") -> tuple:
+    """The result shape of the spec's ``vecdot(x1, x2, axis=axis)``: ``axis`` in [-N, -1]
+    with N the smaller number of dimensions (counted from the end, so it names the same
+    dimension of both), contracted sizes equal, the other dimensions broadcast."""
+    if isinstance(axis, bool) or not isinstance(axis, int):
+        raise TypeError(f"{name}: axis must be an integer, got {axis!r}")
+    nd = min(len(shape1), len(shape2))
+    if nd == 0:
+        raise ValueError(f"{name}: operands must have at least one dimension")
+    if not -nd <= axis <= -1:
+        if 0 <= axis < nd and len(shape1) == len(shape2):
+            axis -= nd
+        else:
+            raise ValueError(f"{name}: axis {axis} is out of bounds for operands of dimensions "
+                             f"{len(shape1)} and {len(shape2)} (the spec allows [-{nd}, -1])")
+    if shape1[axis] != shape2[axis]:
+        raise ValueError(f"{name}: x1 and x2 must have the same size along axis {axis}, got "
+                         f"{shape1[axis]} and {shape2[axis]}")
+    r1 = shape1[:len(shape1) + axis] + shape1[len(shape1) + axis + 1:]
+    r2 = shape2[:len(shape2) + axis] + shape2[len(shape2) + axis + 1:]
+    return _shapes.broadcast_shapes(r1, r2, name=name)
