@@ -52,4 +52,40 @@ def matmul(x1, x2, /):
     return out
 
 
-__all__ = ["matmul"]
+def tensordot(x1, x2, /, *, axes=2):
+    """Contraction of ``x1``'s and ``x2``'s ``axes`` (an int N: the last N of x1 with the
+    first N of x2; or a pair of equally long axis sequences), as one matmul of the permuted
+    operands reshaped to matrices (gparray/_engine/_matmul_plan.py, ``tensordot_plan``)."""
+    from ._manipulation import permute_dims, reshape
+
+    _operands(x1, x2, "tensordot")
+    p = _mp.tensordot_plan(x1._shape, x2._shape, axes)
+    a = reshape(permute_dims(x1, p.perm1), (p.m, p.k))
+    b = reshape(permute_dims(x2, p.perm2), (p.k, p.n))
+    return reshape(matmul(a, b), p.shape)
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """Dot products of the vectors along ``axis`` (in [-N, -1], N the smaller number of
+    dimensions), the first operand conjugated; the other dimensions broadcast."""
+    from ._elementwise_funcs import conj
+    from ._manipulation import expand_dims, moveaxis, reshape
+
+    _operands(x1, x2, "vecdot")
+    shape = _mp.vecdot_shape(x1._shape, x2._shape, axis)
+    ax = axis if axis < 0 else axis - x1.ndim
+    a, b = moveaxis(x1, ax, -1), moveaxis(x2, ax, -1)
+    if a._dtype.kind == "c":
+        a = conj(a)
+    return reshape(matmul(expand_dims(a, axis=-2), expand_dims(b, axis=-1)), shape)
+
+
+def _operands(x1, x2, name):
+    if not isinstance(x1, Array) or not isinstance(x2, Array):
+        raise TypeError(f"{name}: both operands must be gparray Arrays, got {type(x1).__name__} and "
+                        f"{type(x2).__name__}")
+    if x1._device != x2._device:
+        raise ValueError(f"{name}: operands are on different devices ({x1._device}, {x2._device})")
+
+
+__all__ = ["matmul", "tensordot", "vecdot"]

@@ -102,3 +102,22 @@ def test_errors():
         xp.matmul(xp.asarray(np.ones((2, 2, 3))), xp.asarray(np.ones((3, 3, 2))))
     with pytest.raises(TypeError):
         xp.matmul(a, np.ones((3, 2)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex128"])
+@pytest.mark.parametrize("s1,s2,axes", [((3, 4, 5), (4, 5, 2), 2), ((3, 4), (4, 2), 1), ((2, 3), (4, 5), 0),
+                                        ((3, 4, 5), (5, 3, 2), ([0, 2], [1, 0])), ((4, 3), (3, 4), ([-1], [0])),
+                                        ((2, 0, 3), (3, 0), ([2, 1], [0, 1]))])
+def test_tensordot(dtype, s1, s2, axes):
+    a, b = ints(s1, dtype, 12), ints(s2, dtype, 13)
+    assert_same(xp.tensordot(xp.asarray(a), xp.asarray(b), axes=axes), np.tensordot(a, b, axes=axes))
+    assert_same(xp.linalg.tensordot(xp.asarray(a), xp.asarray(b), axes=axes), np.tensordot(a, b, axes=axes))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex64"])
+@pytest.mark.parametrize("s1,s2,axis", [((5,), (5,), -1), ((3, 5), (5,), -1), ((4, 1, 5), (3, 5), -1),
+                                        ((5, 3), (5, 3), -2), ((2, 5, 3), (2, 5, 3), 1), ((0, 5), (1, 5), -1)])
+def test_vecdot(dtype, s1, s2, axis):
+    a, b = ints(s1, dtype, 14), ints(s2, dtype, 15)
+    expected = np.vecdot(a, b, axis=axis)          # conjugates the first operand, as the spec
+    assert_same(xp.vecdot(xp.asarray(a), xp.asarray(b), axis=axis), np.asarray(expected, dtype=dtype))

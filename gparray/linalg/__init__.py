@@ -1,4 +1,4 @@
-"""The ``linalg`` extension of the standard (work in progress: ``matmul`` only)."""
-from .._linear_algebra import matmul
+"""The ``linalg`` extension of the standard (work in progress: ``matmul``, ``tensordot``, ``vecdot``)."""
+from .._linear_algebra import matmul, tensordot, vecdot
 
-__all__ = ["matmul"]
+__all__ = ["matmul", "tensordot", "vecdot"]
