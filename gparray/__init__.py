@@ -22,6 +22,8 @@ from ._manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, co
                             flip, matrix_transpose, moveaxis, permute_dims, reshape, squeeze, stack,
                             unstack, repeat, roll, tile)
 from ._searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
+from ._linear_algebra import matmul, tensordot, vecdot
+from . import linalg
 from ._sorting import argsort, sort
 from ._set_functions import isin, unique_all, unique_counts, unique_inverse, unique_values
 from ._statistical import (cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum,
@@ -44,6 +46,7 @@ __all__ = [
     "all", "any", "diff", "where",
     "argmax", "argmin", "count_nonzero", "nonzero", "searchsorted",
     "argsort", "sort",
+    "matmul", "tensordot", "vecdot", "linalg",
     "isin", "unique_all", "unique_counts", "unique_inverse", "unique_values",
     "take", "take_along_axis",
     "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",

@@ -445,6 +445,17 @@ class Array:
 
         return matmul(other, self) if isinstance(other, Array) else NotImplemented
 
+    def __imatmul__(self, other, /):
+        from .linalg import matmul
+
+        if not isinstance(other, Array):
+            return NotImplemented
+        r = matmul(self, other)
+        if r._shape != self._shape:
+            raise ValueError(f"__imatmul__: the product has shape {r._shape}, not the array's {self._shape}")
+        self[...] = r
+        return self
+
 
 
 def _format(x: Array, repr_: bool) -> str:

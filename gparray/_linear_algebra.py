@@ -1,0 +1,91 @@
+"""Linear algebra functions of the main namespace (spec section "Linear Algebra Functions"):
+``matmul`` (also ``@``) on cuBLAS through the matmul planner, which turns transposed and
+column-sliced views into op flags and broadcast batch dimensions into strided-batched calls
+(gparray/_engine/_matmul_plan.py, gparray/_engine/_blas.py)."""
+from __future__ import annotations
+
+from . import _dtypes as _dt
+from ._array import Array, _copy, _empty
+from ._engine import _blas
+from ._engine import _matmul_plan as _mp
+
+
+def _elem_strides(x):
+    isz = x._dtype.itemsize
+    return tuple(s // isz for s in x._strides)
+
+
+def matmul(x1, x2, /):
+    """The matrix product of ``x1`` and ``x2`` (NumPy's ``matmul`` rules: 1-D operands are
+    promoted to a row or a column and that dimension is dropped; batch dimensions
+    broadcast). Floating and complex dtypes run on cuBLAS in full precision."""
+    name = "matmul"
+    if not isinstance(x1, Array) or not isinstance(x2, Array):
+        raise TypeError(f"{name}: both operands must be gparray Arrays, got {type(x1).__name__} and "
+                        f"{type(x2).__name__}")
+    if x1._device != x2._device:
+        raise ValueError(f"{name}: operands are on different devices ({x1._device}, {x2._device})")
+    ct = _dt.promote_types(x1._dtype, x2._dtype)
+    if ct.kind not in "fc":
+        raise TypeError(f"{name}: integer and boolean operands are not supported yet, got {x1._dtype} and "
+                        f"{x2._dtype}")
+    p = _mp.plan(x1._shape, _elem_strides(x1), x2._shape, _elem_strides(x2), ct.kind, name)
+    changed = False
+    if x1._dtype != ct or (p.a is not None and p.a.copy):
+        x1, changed = _copy(x1, ct), True
+    if x2._dtype != ct or (p.b is not None and p.b.copy):
+        x2, changed = _copy(x2, ct), True
+    if changed:  # plan again on the C-contiguous copies that will be read
+        p = _mp.plan(x1._shape, _elem_strides(x1), x2._shape, _elem_strides(x2), ct.kind, name)
+    out = _empty(p.shape, ct, x1._device)
+    if p.kind == "empty":
+        return out
+    if p.kind == "zeros":
+        from ._creation import zeros
+
+        return zeros(p.shape, dtype=ct, device=x1._device)
+    from . import _backend
+
+    cp = _backend.cupy()
+    with cp.cuda.Device(x1._device._id):
+        _blas.gemm(p, ct, x1._ptr, x2._ptr, out._ptr, x1._device._id, cp.cuda.get_current_stream().ptr)
+    return out
+
+
+def tensordot(x1, x2, /, *, axes=2):
+    """Contraction of ``x1``'s and ``x2``'s ``axes`` (an int N: the last N of x1 with the
+    first N of x2; or a pair of equally long axis sequences), as one matmul of the permuted
+    operands reshaped to matrices (gparray/_engine/_matmul_plan.py, ``tensordot_plan``)."""
+    from ._manipulation import permute_dims, reshape
+
+    _operands(x1, x2, "tensordot")
+    p = _mp.tensordot_plan(x1._shape, x2._shape, axes)
+    a = reshape(permute_dims(x1, p.perm1), (p.m, p.k))
+    b = reshape(permute_dims(x2, p.perm2), (p.k, p.n))
+    return reshape(matmul(a, b), p.shape)
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """Dot products of the vectors along ``axis`` (in [-N, -1], N the smaller number of
+    dimensions), the first operand conjugated; the other dimensions broadcast."""
+    from ._elementwise_funcs import conj
+    from ._manipulation import expand_dims, moveaxis, reshape
+
+    _operands(x1, x2, "vecdot")
+    shape = _mp.vecdot_shape(x1._shape, x2._shape, axis)
+    ax = axis if axis < 0 else axis - x1.ndim
+    a, b = moveaxis(x1, ax, -1), moveaxis(x2, ax, -1)
+    if a._dtype.kind == "c":
+        a = conj(a)
+    return reshape(matmul(expand_dims(a, axis=-2), expand_dims(b, axis=-1)), shape)
+
+
+def _operands(x1, x2, name):
+    if not isinstance(x1, Array) or not isinstance(x2, Array):
+        raise TypeError(f"{name}: both operands must be gparray Arrays, got {type(x1).__name__} and "
+                        f"{type(x2).__name__}")
+    if x1._device != x2._device:
+        raise ValueError(f"{name}: operands are on different devices ({x1._device}, {x2._device})")
+
+
+__all__ = ["matmul", "tensordot", "vecdot"]
