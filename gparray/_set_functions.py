@@ -2,7 +2,8 @@
 unique_inverse, unique_values.
 
 unique: the flattened input (C order) is sorted (``sort`` when only values and counts are
-asked, a stable ``argsort`` otherwise: it gives first occurrences and the inverse), then the
+asked, otherwise one stable sort of (value, index) pairs that writes both the sorted values
+and the permutation: it gives first occurrences and the inverse), then the
 set engine (gparray/_engine/_sets.py) marks group heads (an element unequal to the one
 before it), scans their counts, reads the number of groups back (the one synchronization:
 it decides the output shapes) and writes values, indices, the inverse and the counts in one
@@ -87,19 +88,21 @@ def _unique(x, name: str):
         return (_empty((0,), dt, dev), e if idx else None, _empty(x._shape, _I64, dev) if inv else None,
                 e if cnt else None)
     xf = _flat(x)
-    perm = None
+    perm = s = None
     if dt.kind == "c":
         perm = _complex_perm(xf)
-    elif idx or inv:
-        from ._sorting import argsort
+    elif idx or inv:  # one stable pairs sort: the sorted values and their permutation
+        from ._engine import _sort
 
-        perm = argsort(xf, stable=True)
+        s, perm = _empty((n,), dt, dev), _empty((n,), _I64, dev)
+        _sort.sort(xf, 0, s, perm)
     t = _sets.tiles(n)
     counts, incl = _empty((t,), _I64, dev), _empty((t,), _I64, dev)
-    if perm is None:
-        from ._sorting import sort
+    if perm is None or s is not None:
+        if s is None:
+            from ._sorting import sort
 
-        s = sort(xf)
+            s = sort(xf)
         total = _sets.unique_count(s, counts, incl)
     else:
         s = _empty((n,), dt, dev)

@@ -345,3 +345,22 @@ def test_searchsorted_on_sorted_and_argsorted(dtype, side):
     got = xp.searchsorted(s, v.reshape(-1)[0].item(), side=side)
     assert got.shape == () and got.dtype == xp.int64
     assert int(got) == np.searchsorted(np.sort(a), v.reshape(-1)[0], side=side)
+
+
+@pytest.mark.parametrize("dtype,lo,hi", [("int64", -2**60, 2**60), ("uint64", 0, 2**64 - 1), ("int64", -2**40, -2**40 + 9000),
+                                         ("uint64", 2**64 - 70000, 2**64 - 1), ("int32", -2**31, 2**31 - 1),
+                                         ("int8", -128, 127), ("int32", 0, 2**20)])
+@pytest.mark.parametrize("invert", [False, True])
+def test_isin_table_ranges(dtype, lo, hi, invert):
+    # integer tables whose range fits the bitmap (looked up there) or not (searched), with
+    # both ends of the range and values just outside it
+    rng = np.random.default_rng(abs(lo) % 1000 + hi % 997)
+    dt = np.dtype(dtype)
+    mid = rng.integers(0, 2**20 if hi - lo > 2**20 else hi - lo, 3000, dtype=np.uint64)
+    a2 = np.concatenate([np.array([lo, hi], dtype=object), (lo + mid.astype(object))]).astype(dt)
+    rng.shuffle(a2)
+    near = np.array([lo, hi] + [v for v in (lo - 1, hi + 1) if np.iinfo(dt).min <= v <= np.iinfo(dt).max], dtype=object)
+    a1 = np.concatenate([rng.choice(a2, 4000), near.astype(dt), (lo + rng.integers(0, 2**21, 4000)
+                                                                  .astype(object)).clip(None, hi).astype(dt)])
+    got = host(xp.isin(xp.asarray(a1), xp.asarray(a2), invert=invert))
+    np.testing.assert_array_equal(got, np.isin(a1, a2, invert=invert))

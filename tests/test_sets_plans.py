@@ -198,6 +198,7 @@ def launches(monkeypatch):
 
     isolate_engines(monkeypatch)
     monkeypatch.setattr(_sets, "launch", fake_launch)
+    monkeypatch.setattr(_sets._memory, "alloc", lambda nbytes, dev=0, stream=None: type("B", (), {"ptr": 1 << 25})())
     from gparray._engine import _reduce
 
     monkeypatch.setattr(_reduce, "sm_count", lambda dev: 132)
@@ -249,11 +250,68 @@ def test_isin_launch_arguments_match_the_kernels(launches, shape, strides, dt1, 
     out = FakeArray(shape, "bool", ptr=1 << 23)
     ct = _dt._compute_dtype(np.dtype(dt2))
     _sets.isin(x1, s2, out, ct, True)
-    (fam, expr, grid, args), = launches
+    *bitmap, (fam, expr, grid, args) = launches
     _check(fam, expr, args)
     assert int(args[0]) == 1 << 23 and int(args[4]) == 1 << 22 and int(args[5]) == 5000
     if dt1 == dt2 and (strides is None):
         assert expr in _sets.instances()
+    if ct.kind in "iu":  # the bitmap: cleared, then set, then passed to the lookup
+        assert [e.partition("<")[0] for _, e, _, _ in bitmap] == ["gp_isin_bits_clear", "gp_isin_bits_set"]
+        cap = _sets.bitmap_bits(out.size)
+        for f, e, g, a in bitmap:
+            _check(f, e, a)
+            assert e in _sets.instances() and int(a[1]) == 1 << 22 and int(a[3]) == cap
+            assert int(a[0]) == int(args[8]) != 0
+        assert int(args[9]) == cap and cap % 32 == 0
+    else:
+        assert not bitmap and int(args[8]) == 0
+
+
+def _model_bitmap_isin(x1, s2, cap_bits):
+    """NumPy model of gp_isin_bits_clear/_set and gp_isin's bitmap lookup (None: the range
+    does not fit and the kernels search instead)."""
+    u = np.uint64
+    with np.errstate(over="ignore"):
+        lo = s2[0].astype(np.int64).view(u) if s2.dtype.kind == "i" else u(s2[0])
+        span = (s2[-1].astype(np.int64).view(u) if s2.dtype.kind == "i" else u(s2[-1])) - lo
+        if span >= u(cap_bits):
+            return None
+        nb = span + u(1)
+        words = np.full(int((nb + u(31)) >> u(5)), 0xDEADBEEF, np.uint32)  # stale memory
+        words[:] = 0
+        d = (s2.astype(np.int64).view(u) if s2.dtype.kind == "i" else s2.astype(u)) - lo
+        np.bitwise_or.at(words, (d >> u(5)).astype(np.int64), (u(1) << (d & u(31))).astype(np.uint32))
+        v = (x1.astype(np.int64).view(u) if x1.dtype.kind == "i" else x1.astype(u)) - lo
+        inside = v < nb
+        vi = np.where(inside, v, 0)
+        return inside & ((words[(vi >> u(5)).astype(np.int64)] >> (vi & u(31)).astype(np.uint32)) & 1).astype(bool)
+
+
+@pytest.mark.parametrize("dtype,lo,hi", [("int32", 0, 1 << 20), ("int64", -2**40, -2**40 + 5000), ("int8", -128, 127),
+                                         ("uint64", 2**64 - 3000, 2**64 - 1), ("uint8", 0, 255),
+                                         ("int64", -2**62, 2**62)])
+def test_isin_bitmap_model_matches_numpy(dtype, lo, hi):
+    rng = np.random.default_rng(4)
+    dt = np.dtype(dtype)
+    span = hi - lo
+    s2 = np.sort((lo + rng.integers(0, span, 300, endpoint=True, dtype=np.uint64 if lo > 2**62 else np.int64)
+                  ).astype(dt) if span < 2**62 else rng.integers(lo, hi, 300, dtype=dt))
+    s2 = np.sort(np.concatenate([s2, np.array([lo, hi], dt)]))
+    x1 = np.concatenate([rng.choice(s2, 500), np.array([lo, hi], dt),
+                         np.iinfo(dt).min + rng.integers(0, 50, 100).astype(dt)])
+    cap = _sets.bitmap_bits(x1.size)
+    got = _model_bitmap_isin(x1, s2, cap)
+    if span >= cap:
+        assert got is None
+    else:
+        np.testing.assert_array_equal(got, np.isin(x1, s2))
+
+
+def test_bitmap_capacity():
+    assert _sets.bitmap_bits(1) == 1 << 16
+    assert _sets.bitmap_bits(2**24) == 2**26
+    assert _sets.bitmap_bits(2**40) == 1 << 28
+    assert _sets.bitmap_bits(100_003) % 32 == 0
 
 
 # ---------------------------------------------------------------------------- compile-all

@@ -630,3 +630,26 @@ def test_constant_digits_are_skipped_on_the_emulated_device(emu):
     x2 = emu.upload(np.full(9000, 5, np.int32))                  # every digit constant: one stable copy pass
     _sort.sort(x2, 0, None, out2, True)
     assert np.array_equal(emu.download(out2), np.arange(9000))
+
+
+@pytest.mark.parametrize("shape,axis", [((9000,), 0), ((40, 16), 1), ((3, 5000), 1), ((5000, 3), 0), ((7,), 0)])
+@pytest.mark.parametrize("descending", [False, True])
+def test_keys_and_indices_in_one_sort_on_the_emulated_device(emu, shape, axis, descending):
+    # both outputs given: one pairs sort writes the sorted keys and the indices (onesweep,
+    # no copy out), else a sort and an argsort
+    from _fakes import FakeArray
+
+    for i, dtype in enumerate(["float32", "int64", "uint8"]):
+        a = _data(dtype, shape, i + 7)
+        x = emu.upload(a)
+        keys = FakeArray(shape, dtype, ptr=emu.alloc(a.size * 8).ptr)
+        idx = FakeArray(shape, "int64", ptr=emu.alloc(a.size * 8).ptr)
+        emu.launches.clear()
+        _sort.sort(x, axis, keys, idx, descending)
+        assert np.array_equal(emu.download(idx), _expected(a, axis, descending, True)), dtype
+        U = UINT[a.dtype.itemsize]
+        want = np.ascontiguousarray(_expected(a, axis, descending, False))
+        assert np.array_equal(emu.download(keys).view(U), want.view(U)), dtype
+        p = _sort.plan(a.shape, tuple(s // a.itemsize for s in a.strides), axis, a.itemsize)
+        if p.strategy == "onesweep" and not p.copy_out:
+            assert sum(e.startswith("gp_sort_histogram") for e in emu.launches) == 1

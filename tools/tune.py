@@ -268,42 +268,59 @@ def group_scan(repeat):
     _launch._kernels.clear()
 
 
-SORT_VARIANTS = [(items, mb, hm) for items in (12, 16) for mb in (3, 4) for hm in (2, 3)]
+# compile-time constants of the sort family swept by --groups sort: (name, value) pairs; the
+# environment variable TUNE_SORT overrides the list ("ITEMS=16,HIST_SPREAD=4;ITEMS=12")
+SORT_VARIANTS = [dict(HIST_ITEMS=h, HIST_SPREAD=sp) for h in (8, 16) for sp in (1, 2, 4, 8)]
+
+
+def _sort_variants():
+    env = os.environ.get("TUNE_SORT")
+    if not env:
+        return SORT_VARIANTS
+    return [dict((kv.split("=")[0], int(kv.split("=")[1])) for kv in v.split(",") if kv) for v in env.split(";")]
 
 
 def group_sort(repeat):
-    """The onesweep sort of 2^26 float32 (keys) and its argsort (pairs) per (GP_SORT_ITEMS,
-    GP_SORT_MIN_BLOCKS), against CuPy's sort / argsort (CUB) in the same run ("torch" column)."""
+    """The onesweep sort of 2^26 float32 (keys), its argsort (pairs) and the sort of 2^24
+    int32 in [0, 2^20) per variant of the sort family's compile-time constants (GP_SORT_ITEMS,
+    GP_SORT_MIN_BLOCKS, GP_SORT_HIST_ITEMS, GP_SORT_HIST_SPREAD), against CuPy's sort /
+    argsort (CUB) in the same run ("torch" column)."""
     import cupy as cp
     import gparray as xp
     from gparray._engine import _launch, _sort
     from gparray._kernels import _compile, _registry
     n = 1 << 26
     a_cp = cp.random.default_rng(1).standard_normal(n, dtype=cp.float32)
-    a = xp.from_dlpack(a_cp)
-    want = cp.sort(a_cp)
+    u_cp = cp.random.default_rng(2).integers(0, 1 << 20, 1 << 24, dtype=cp.int32)
+    a, u = xp.from_dlpack(a_cp), xp.from_dlpack(u_cp)
+    want, want_u = cp.sort(a_cp), cp.sort(u_cp)
     ref = timeit(lambda: cp.sort(a_cp), repeat=repeat)
     ref_arg = timeit(lambda: cp.argsort(a_cp), repeat=repeat)
+    ref_u = timeit(lambda: cp.sort(u_cp), repeat=repeat)
     base_opts, d_items = _compile.OPTIONS, _sort.ITEMS
-    for items, mb, hm in SORT_VARIANTS:
-        _compile.OPTIONS = base_opts + (f"-DGP_SORT_ITEMS={items}", f"-DGP_SORT_MIN_BLOCKS={mb}",
-                                        f"-DGP_SORT_HIST_MODE={hm}")
+    for v in _sort_variants():
+        tag = " ".join(f"{k.lower()}={x}" for k, x in v.items())
+        _compile.OPTIONS = base_opts + tuple(f"-DGP_SORT_{k}={x}" for k, x in v.items())
+        items = v.get("ITEMS", d_items)
         _sort.ITEMS, _sort.TILE = items, _sort.THREADS * items
         _registry.clear_memo()
         _launch._kernels.clear()
         try:
             got = cp.from_dlpack(xp.sort(a))
             if not bool((got == want).all()):
-                print(f"MISMATCH sort items={items} mb={mb} hist={hm}", flush=True)
+                print(f"MISMATCH sort {tag}", flush=True)
             gi = cp.from_dlpack(xp.argsort(a))
             if not bool((a_cp[gi] == want).all()):
-                print(f"MISMATCH argsort items={items} mb={mb} hist={hm}", flush=True)
-            report("sort", "sort f32 2^26", f"items={items} min_blocks={mb} hist={hm} (vs CuPy)",
-                   timeit(lambda: xp.sort(a), repeat=repeat), ref, 8 * n)
-            report("sort", "argsort f32 2^26", f"items={items} min_blocks={mb} hist={hm} (vs CuPy)",
-                   timeit(lambda: xp.argsort(a), repeat=repeat), ref_arg, 12 * n)
+                print(f"MISMATCH argsort {tag}", flush=True)
+            if not bool((cp.from_dlpack(xp.sort(u)) == want_u).all()):
+                print(f"MISMATCH sort int32 {tag}", flush=True)
+            report("sort", "sort f32 2^26", f"{tag} (vs CuPy)", timeit(lambda: xp.sort(a), repeat=repeat), ref, 8 * n)
+            report("sort", "argsort f32 2^26", f"{tag} (vs CuPy)", timeit(lambda: xp.argsort(a), repeat=repeat),
+                   ref_arg, 12 * n)
+            report("sort", "sort i32 2^24 <2^20", f"{tag} (vs CuPy)", timeit(lambda: xp.sort(u), repeat=repeat),
+                   ref_u, 8 * (n >> 2))
         except Exception as exc:
-            print(f"variant items={items} mb={mb} hist={hm} failed: {str(exc)[:200]}", flush=True)
+            print(f"variant {tag} failed: {str(exc)[:200]}", flush=True)
     _compile.OPTIONS = base_opts
     _sort.ITEMS, _sort.TILE = d_items, _sort.THREADS * d_items
     _registry.clear_memo()

@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import _backend
 from .. import _dtypes as _dt
+from .. import _memory
 from . import _shapes
 from ._launch import ctype, index_type, launch, nd_template, strided_params
 
@@ -31,6 +32,8 @@ BLOCK = 256                          # GP_SET_BLOCK
 TILE = (BLOCK // 32) * 16 * 32       # GP_SET_TILE: elements per unique tile
 SAMPLE_BYTES = 16384                 # GP_SET_SAMPLE_BYTES: isin's shared sample table
 BLOCKS_PER_SM = 8                    # isin: resident blocks per SM the grid is sized for
+BITMAP_MIN_BITS = 1 << 16            # isin's bitmap capacity bounds (bitmap_bits)
+BITMAP_MAX_BITS = 1 << 28
 DEFAULT_SMS = 132
 
 # what each unique function writes: (IDX, INV, FIRST) template flags
@@ -152,13 +155,29 @@ def isin(x1, s2, out, ct, invert: bool) -> None:
     isz = x1._dtype.itemsize
     est = tuple(s // isz for s in x1._strides)
     dev = x1._device._id
-    p = isin_plan(x1._shape, est, s2._shape[0], ct.itemsize, sm_count(dev))
+    n2 = s2._shape[0]
+    p = isin_plan(x1._shape, est, n2, ct.itemsize, sm_count(dev))
     expr = (f"gp_isin<{ctype(x1._dtype)}, {ctype(s2._dtype)}, {ctype(ct)}, {_b(invert)}, {_b(p.contig)}, "
             f"{p.nd}, {p.idx}>")
     ix = _i32 if p.idx == "int" else _i64
+    bits, cap = None, 0
+    if ct.kind in "iu":  # the bitmap, used by the kernels when the table's range fits it
+        cap = bitmap_bits(n1)
+        bits = _memory.alloc(cap // 8, dev)
+        pair = f"<{ctype(s2._dtype)}, {ctype(ct)}>"
+        for name, grid in (("gp_isin_bits_clear", min(-(-cap // (32 * BLOCK)), sm_count(dev) * BLOCKS_PER_SM)),
+                           ("gp_isin_bits_set", max(1, min(-(-n2 // BLOCK), sm_count(dev) * BLOCKS_PER_SM)))):
+            launch(FAMILY, name + pair, dev, grid, (_ptr(bits.ptr), _ptr(_addr(s2)), _i64(n2), _i64(cap)))
     launch(FAMILY, expr, dev, p.grid,
            (_ptr(_addr(out)), _ptr(_addr(x1)), strided_params(p.shape, [p.strides], p.nd), ix(n1),
-            _ptr(_addr(s2)), _i64(s2._shape[0]), _i64(p.stride), _i32(p.nsamp)))
+            _ptr(_addr(s2)), _i64(n2), _i64(p.stride), _i32(p.nsamp), _ptr(bits.ptr if bits else 0), _i64(cap)))
+
+
+def bitmap_bits(n1: int) -> int:
+    """Capacity in bits of isin's bitmap for ``n1`` elements looked up: 4 bits per element
+    (so clearing it costs at most an eighth of reading int32 elements), at least 2^16 and
+    at most 2^28 (32 MiB); a multiple of 32."""
+    return min(max(4 * n1, BITMAP_MIN_BITS), BITMAP_MAX_BITS) // 32 * 32
 
 
 def instances() -> list[str]:
@@ -175,4 +194,6 @@ def instances() -> list[str]:
             c = ctype(_dt._compute_dtype(dt))
             for inv in ("false", "true"):
                 out += [f"gp_isin<{t}, {t}, {c}, {inv}, true, 4, int>", f"gp_isin<{t}, {t}, {c}, {inv}, false, 4, int>"]
+            if _dt._compute_dtype(dt).kind in "iu":
+                out += [f"gp_isin_bits_clear<{t}, {c}>", f"gp_isin_bits_set<{t}, {c}>"]
     return out

@@ -157,20 +157,23 @@ def plan(shape: tuple, strides: tuple, axis: int, itemsize: int, sms: int = DEFA
                     hist_grid, ws)
 
 
-def modes(rows: int, argsort: bool) -> tuple:
-    """(keys mode, values mode) of a device-wide sort (gp::sort::route_build)."""
+def modes(rows: int, argsort: bool, keys: bool = False) -> tuple:
+    """(keys mode, values mode) of a device-wide sort (gp::sort::route_build); ``keys``
+    with ``argsort``: the sorted keys are written out too."""
     if argsort:
-        return KEYS_DROP, VALS_FINAL
+        return (KEYS_FINAL if keys else KEYS_DROP), VALS_FINAL
     return KEYS_FINAL, (VALS_CARRY if rows > 1 else VALS_NONE)
 
 
-def temporaries(p: SortPlan, itemsize: int, argsort: bool) -> dict:
+def temporaries(p: SortPlan, itemsize: int, argsort: bool, keys: bool = False) -> dict:
     """Bytes of every temporary buffer of a onesweep plan, by name: "copy_in" (x as a
     (rows, L) C-contiguous buffer), "out" (the result before its copy into out), key
-    buffers "k0"/"k1", index buffers "v0"/"v1", "ws" (workspace)."""
+    buffers "k0"/"k1", index buffers "v0"/"v1", "ws" (workspace). ``keys`` with
+    ``argsort``: both the indices and the sorted keys are outputs (no "out": the plan
+    must not copy out)."""
     n = p.rows * p.L
     P = p.key_passes + p.row_passes
-    kmode, vmode = modes(p.rows, argsort)
+    kmode, vmode = modes(p.rows, argsort, keys)
     t = {}
     if p.copy_in:
         t["copy_in"] = n * itemsize
@@ -205,8 +208,8 @@ def _est(x) -> tuple:
 
 def sort(x, axis: int, out=None, out_index=None, descending: bool = False) -> None:
     """Stable sort of layout ``x`` along ``axis`` (non-negative): the sorted values into
-    ``out`` (sort) or their indices along the axis into ``out_index`` (argsort; int64);
-    the output is C-contiguous of x's shape. Descending: equal elements keep their order,
+    ``out`` (sort) or their indices along the axis into ``out_index`` (argsort; int64), or
+    both when both are given; outputs are C-contiguous of x's shape. Descending: equal elements keep their order,
     NaNs come first."""
     argsort = out_index is not None
     n = x.size
@@ -217,6 +220,14 @@ def sort(x, axis: int, out=None, out_index=None, descending: bool = False) -> No
     kind = key_kind(x._dtype)
     flip = _u64((1 << (8 * isz)) - 1 if descending else 0)
     p = plan(x._shape, _est(x), axis, isz, _sm_count(dev))
+    if argsort and out is not None:  # both outputs
+        if p.strategy == "onesweep" and not p.copy_out:  # one pairs sort writes both
+            src = _copy_in(x, axis, True) if p.copy_in else x
+            _onesweep(p, src, out_index, x, axis, True, kind, flip, dev, keys_out=out)
+            return
+        sort(x, axis, out, None, descending)  # row sorts: one sort each
+        sort(x, axis, None, out_index, descending)
+        return
     t = STORAGE[isz]
     dst = out_index if argsort else out
     src = x
@@ -249,14 +260,15 @@ def _copy_in(x, axis: int, axis_last: bool):
     return buf
 
 
-def _onesweep(p: SortPlan, src, dst, x, axis, argsort, kind, flip, dev):
+def _onesweep(p: SortPlan, src, dst, x, axis, argsort, kind, flip, dev, keys_out=None):
     from ._scan import _memset0
 
     n = p.rows * p.L
     isz = x._dtype.itemsize
     P = p.key_passes + p.row_passes
-    kmode, vmode = modes(p.rows, argsort)
-    sizes = temporaries(p, isz, argsort)
+    both = keys_out is not None
+    kmode, vmode = modes(p.rows, argsort, both)
+    sizes = temporaries(p, isz, argsort, both)
     sizes.pop("copy_in", None)  # (allocated by the caller)
     blocks = {name: _memory.alloc(b, dev) for name, b in sizes.items()}   # everything before any launch
     ws = blocks["ws"].ptr
@@ -278,7 +290,7 @@ def _onesweep(p: SortPlan, src, dst, x, axis, argsort, kind, flip, dev):
             _ptr(ws + lay["route"])), block=THREADS)
     pairs = vmode != VALS_NONE
     expr = f"gp_sort_onesweep<{t}, {'true' if pairs else 'false'}, {_WORD[p.word]}>"
-    kout = 0 if argsort else final
+    kout = keys_out._ptr if both else 0 if argsort else final
     vout = final if argsort else 0
     for ps in range(P):
         row_pass = ps >= p.key_passes

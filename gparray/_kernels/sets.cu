@@ -18,6 +18,13 @@
 //                     samples that fit GP_SET_SAMPLE_BYTES) in shared memory, finds a
 //                     value's window there, then searches the window (< stride elements) in
 //                     global memory. Equality is the compute type's == (a NaN is in nothing).
+//                     Integer tables whose range hi - lo (hi, lo: the last and first table
+//                     elements) is below the bitmap's capacity are looked up in a bitmap
+//                     instead (bit v - lo set for every table value v; NumPy's isin has the
+//                     same "table" method): one read per element. The kernels decide from
+//                     the table itself, so the host never reads the range:
+//   gp_isin_bits_clear  zeroes the bitmap words the range needs (nothing when it does not fit)
+//   gp_isin_bits_set    sets the bit of every table element (when the range fits)
 #include "gp/types.cuh"
 #include "gp/indexer.cuh"
 #include "gp/compact.cuh"
@@ -142,14 +149,76 @@ gp_unique_counts(long long* __restrict__ counts, const long long* __restrict__ f
 // out[e] = (x1[e] is in s2) != INVERT over the C-order positions e of x1 (CONTIG: e is the
 // element offset; else the `layout` indexer); s2 ascending (NaNs last) of n2 >= 1 elements,
 // compared as CT; nsamp = ceil(n2 / stride) samples s2[j * stride] fit the shared array.
+namespace gp {
+namespace sets {
+
+// The bitmap's range of a sorted integer table: lo = s2[0] (as CT) and the bit count
+// hi - lo + 1 (as unsigned 64-bit; 0 when it does not fit below cap_bits).
+template <class TS, class CT>
+__device__ __forceinline__ unsigned long long bits_range(const TS* s2, long long n2, long long cap_bits, CT& lo) {
+    lo = gp::cast<CT>(s2[0]);
+    const unsigned long long span = static_cast<unsigned long long>(gp::cast<CT>(s2[n2 - 1])) -
+                                    static_cast<unsigned long long>(lo);
+    return span < static_cast<unsigned long long>(cap_bits) ? span + 1 : 0ull;
+}
+
+}  // namespace sets
+}  // namespace gp
+
+template <class TS, class CT>
+__global__ void __launch_bounds__(GP_SET_BLOCK)
+gp_isin_bits_clear(unsigned int* __restrict__ bits, const TS* __restrict__ s2, long long n2, long long cap_bits) {
+    CT lo;
+    const unsigned long long nb = gp::sets::bits_range<TS, CT>(s2, n2, cap_bits, lo);
+    const long long words = static_cast<long long>((nb + 31) >> 5);
+    const long long step = static_cast<long long>(gridDim.x) * GP_SET_BLOCK;
+    for (long long i = static_cast<long long>(blockIdx.x) * GP_SET_BLOCK + threadIdx.x; i < words; i += step)
+        bits[i] = 0u;
+}
+
+template <class TS, class CT>
+__global__ void __launch_bounds__(GP_SET_BLOCK)
+gp_isin_bits_set(unsigned int* __restrict__ bits, const TS* __restrict__ s2, long long n2, long long cap_bits) {
+    CT lo;
+    if (gp::sets::bits_range<TS, CT>(s2, n2, cap_bits, lo) == 0) return;
+    const long long step = static_cast<long long>(gridDim.x) * GP_SET_BLOCK;
+    for (long long j = static_cast<long long>(blockIdx.x) * GP_SET_BLOCK + threadIdx.x; j < n2; j += step) {
+        const unsigned long long d = static_cast<unsigned long long>(gp::cast<CT>(s2[j])) -
+                                     static_cast<unsigned long long>(lo);
+        atomicOr(bits + (d >> 5), 1u << (d & 31u));
+    }
+}
+
+// bits: nullptr (search only), or the bitmap of gp_isin_bits_set (used when the table's
+// range fits cap_bits; integer CT only).
 template <class T1, class TS, class CT, bool INVERT, bool CONTIG, int ND, class IdxT>
 __global__ void __launch_bounds__(GP_SET_BLOCK)
 gp_isin(bool* __restrict__ out, const T1* __restrict__ x1, gp::StridedParams<1, ND> layout, IdxT n1,
-        const TS* __restrict__ s2, long long n2, long long stride, int nsamp) {
+        const TS* __restrict__ s2, long long n2, long long stride, int nsamp, const unsigned int* __restrict__ bits,
+        long long cap_bits) {
     __shared__ CT smp[GP_SET_SAMPLE_BYTES / sizeof(CT)];
+    const long long step = static_cast<long long>(gridDim.x) * GP_SET_BLOCK;  // e + step may pass 2^31
+    CT blo{};
+    unsigned long long nb = 0;
+    if (bits != nullptr) nb = gp::sets::bits_range<TS, CT>(s2, n2, cap_bits, blo);
+    if (nb) {  // bitmap lookup
+        for (long long e = static_cast<long long>(blockIdx.x) * GP_SET_BLOCK + threadIdx.x; e < n1; e += step) {
+            CT v;
+            if (CONTIG) {
+                v = gp::cast<CT>(x1[e]);
+            } else {
+                IdxT off[1];
+                gp::strided_offsets<1, ND, IdxT>(layout, static_cast<IdxT>(e), off);
+                v = gp::cast<CT>(x1[off[0]]);
+            }
+            const unsigned long long d = static_cast<unsigned long long>(v) - static_cast<unsigned long long>(blo);
+            const bool found = d < nb && ((__ldg(bits + (d >> 5)) >> (d & 31u)) & 1u);
+            out[e] = found != INVERT;
+        }
+        return;
+    }
     for (int j = threadIdx.x; j < nsamp; j += GP_SET_BLOCK) smp[j] = gp::cast<CT>(s2[j * stride]);
     __syncthreads();
-    const long long step = static_cast<long long>(gridDim.x) * GP_SET_BLOCK;  // e + step may pass 2^31
     for (long long e = static_cast<long long>(blockIdx.x) * GP_SET_BLOCK + threadIdx.x; e < n1; e += step) {
         CT v;
         if (CONTIG) {

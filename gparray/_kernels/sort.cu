@@ -195,12 +195,68 @@ __device__ __forceinline__ T* pick(int id, T* in, T* out, T* t0, T* t1) {
 // ---------------------------------------------------------------------------- device-wide
 // hist: key_passes + row_passes rows of RADIX uint64 counters (zeroed by the host); zero /
 // zero_words: the look-back region of pass 0, zeroed here.
-#ifndef GP_SORT_HIST_MODE
-#define GP_SORT_HIST_MODE 3  // 0: warp-uniform vote + atomics; 1: plain atomics; 2: plain atomics
-                             // into up to 4 copies of the histograms, one per warp group; 3: each
-                             // bucket spread over up to 4 counters picked by lane (tools/tune.py
-                             // --groups sort)
+//
+// A block takes tiles of GP_SORT_THREADS * GP_SORT_HIST_ITEMS keys (block-striped: every
+// load instruction of a warp reads 32 consecutive keys), grid-stride. Key digits are
+// counted in shared memory with one atomicAdd per key and pass, the pass loop unrolled
+// (sizeof(U) digits); bucket d of key pass p has SPREAD counters
+// s_h[(p * RADIX + d) * SPREAD + lane % SPREAD], so lanes of a warp holding the same digit
+// (the concentrated high digits of floats, small integers) mostly hit different words.
+// Row-id digits (mostly one row per warp) are counted warp-uniformly (count_digit).
+#ifndef GP_SORT_HIST_SPREAD
+#define GP_SORT_HIST_SPREAD 0  // 0: 4 for keys of up to 4 bytes, 2 for 8-byte keys (tools/tune.py --groups sort)
 #endif
+
+namespace gp {
+namespace sort {
+
+template <class U>
+struct hist_shape {
+    static constexpr int KP = sizeof(U);  // key digits
+    static constexpr int SPREAD = GP_SORT_HIST_SPREAD > 0 ? GP_SORT_HIST_SPREAD : (KP >= 8 ? 2 : 4);
+    static constexpr int KEY_WORDS = KP * RADIX * SPREAD;
+    static constexpr int ROW_WORDS = (GP_SORT_MAX_PASSES - KP) * RADIX;
+};
+
+// Count the keys of one tile (FULL: all GP_SORT_THREADS * GP_SORT_HIST_ITEMS of them exist).
+template <class U, bool FULL>
+__device__ __forceinline__ void hist_tile(const U* __restrict__ keys, long long t0, long long n, unsigned int* s_h,
+                                          int row_passes, long long seg, int kind, U flip, bool small) {
+    using S = hist_shape<U>;
+    constexpr int T = GP_SORT_THREADS, H = GP_SORT_HIST_ITEMS;
+    const int sl = (threadIdx.x & 31) % S::SPREAD;
+    const U* src = keys + t0 + threadIdx.x;
+    U r[H];
+    bool ok[H];
+#pragma unroll
+    for (int j = 0; j < H; ++j) {
+        ok[j] = FULL || t0 + threadIdx.x + j * T < n;
+        r[j] = ok[j] ? static_cast<U>(radix<U>(src[j * T], kind) ^ flip) : U(0);
+    }
+#pragma unroll
+    for (int p = 0; p < S::KP; ++p) {
+#pragma unroll
+        for (int j = 0; j < H; ++j) {
+            const unsigned int d = static_cast<unsigned int>(r[j] >> (GP_SORT_BITS * p)) & (RADIX - 1u);
+            if (FULL || ok[j]) atomicAdd(s_h + (p * RADIX + d) * S::SPREAD + sl, 1u);
+        }
+    }
+    if (row_passes) {
+#pragma unroll
+        for (int j = 0; j < H; ++j) {
+            const long long i = t0 + threadIdx.x + j * T;
+            const unsigned long long row = !ok[j] ? 0ull
+                : small ? static_cast<unsigned long long>(static_cast<unsigned int>(i) / static_cast<unsigned int>(seg))
+                        : static_cast<unsigned long long>(i / seg);
+            for (int p = 0; p < row_passes; ++p)
+                count_digit(s_h + S::KEY_WORDS + p * RADIX,
+                            static_cast<unsigned int>(row >> (GP_SORT_BITS * p)) & (RADIX - 1u), ok[j]);
+        }
+    }
+}
+
+}  // namespace sort
+}  // namespace gp
 
 template <class U>
 __global__ void __launch_bounds__(GP_SORT_THREADS)
@@ -208,71 +264,30 @@ gp_sort_histogram(const U* __restrict__ keys, long long n, unsigned long long* _
                   int row_passes, long long seg, int kind, unsigned long long flip64, unsigned int* __restrict__ zero,
                   long long zero_words) {
     using namespace gp::sort;
-    constexpr int H = GP_SORT_HIST_ITEMS;
-    __shared__ unsigned int s_h[GP_SORT_MAX_PASSES * RADIX];
-    const int P = key_passes + row_passes;
-    // copies of the P histograms (warp w counts into copy w % copies): fewer same-address
-    // atomics; summed at the end
-    // Mode 3: bucket d of pass p is counted in spread counters s_h[(p * RADIX + d) * spread +
-    // lane % spread], so lanes of one warp with the same digit (concentrated high digits of
-    // floats, small integers) hit spread different addresses instead of one.
-    const int copies = GP_SORT_HIST_MODE == 2 ? min(4, GP_SORT_MAX_PASSES / P) : 1;
-    const int spread = GP_SORT_HIST_MODE == 3 ? min(4, GP_SORT_MAX_PASSES / P) : 1;
-    const U flip = static_cast<U>(flip64);
-    const int lane = threadIdx.x & 31;
-    unsigned int* mine = s_h + ((threadIdx.x >> 5) % copies) * P * RADIX;
-    const int sl = lane % spread;
-    for (int i = threadIdx.x; i < copies * spread * P * RADIX; i += GP_SORT_THREADS) s_h[i] = 0;
-    const long long stride = static_cast<long long>(gridDim.x) * GP_SORT_THREADS;
-    for (long long i = static_cast<long long>(blockIdx.x) * GP_SORT_THREADS + threadIdx.x; i < zero_words; i += stride)
+    using S = hist_shape<U>;
+    constexpr long long TH = static_cast<long long>(GP_SORT_THREADS) * GP_SORT_HIST_ITEMS;
+    __shared__ unsigned int s_h[S::KEY_WORDS + S::ROW_WORDS];
+    for (int i = threadIdx.x; i < S::KEY_WORDS + S::ROW_WORDS; i += GP_SORT_THREADS) s_h[i] = 0;
+    const long long zstride = static_cast<long long>(gridDim.x) * GP_SORT_THREADS;
+    for (long long i = static_cast<long long>(blockIdx.x) * GP_SORT_THREADS + threadIdx.x; i < zero_words; i += zstride)
         zero[i] = 0u;
     __syncthreads();
+    const U flip = static_cast<U>(flip64);
     const bool small = n <= 0xffffffffll;
-    // Warp-uniform loop (every lane takes part in the votes): each thread loads H keys,
-    // stride apart, before counting them, so the grid keeps enough loads in flight.
-    for (long long w0 = static_cast<long long>(blockIdx.x) * GP_SORT_THREADS + (threadIdx.x & ~31); w0 < n;
-         w0 += stride * H) {
-        U r[H];
-        bool ok[H];
-#pragma unroll
-        for (int j = 0; j < H; ++j) {
-            const long long i = w0 + lane + j * stride;
-            ok[j] = i < n;
-            r[j] = ok[j] ? static_cast<U>(radix<U>(keys[i], kind) ^ flip) : U(0);
-        }
-#pragma unroll
-        for (int j = 0; j < H; ++j) {
-            for (int p = 0; p < key_passes; ++p) {
-                const unsigned int d = static_cast<unsigned int>(r[j] >> (GP_SORT_BITS * p)) & (RADIX - 1u);
-                if (GP_SORT_HIST_MODE == 0)
-                    count_digit(mine + p * RADIX, d, ok[j]);
-                else if (GP_SORT_HIST_MODE == 3 && ok[j])
-                    atomicAdd(s_h + (p * RADIX + d) * spread + sl, 1u);
-                else if (ok[j])
-                    atomicAdd(mine + p * RADIX + d, 1u);
-            }
-            if (row_passes) {
-                const long long i = w0 + lane + j * stride;
-                const unsigned long long row = !ok[j] ? 0ull
-                    : small ? static_cast<unsigned long long>(static_cast<unsigned int>(i) / static_cast<unsigned int>(seg))
-                            : static_cast<unsigned long long>(i / seg);
-                for (int p = 0; p < row_passes; ++p) {  // row ids: mostly one per warp
-                    const unsigned int d = static_cast<unsigned int>(row >> (GP_SORT_BITS * p)) & (RADIX - 1u);
-                    if (GP_SORT_HIST_MODE == 3)
-                        count_digit(s_h + ((key_passes + p) * RADIX) * spread, d * spread, ok[j]);
-                    else
-                        count_digit(mine + (key_passes + p) * RADIX, d, ok[j]);
-                }
-            }
-        }
+    for (long long t0 = blockIdx.x * TH; t0 < n; t0 += static_cast<long long>(gridDim.x) * TH) {
+        if (n - t0 >= TH)
+            hist_tile<U, true>(keys, t0, n, s_h, row_passes, seg, kind, flip, small);
+        else
+            hist_tile<U, false>(keys, t0, n, s_h, row_passes, seg, kind, flip, small);
     }
     __syncthreads();
-    for (int i = threadIdx.x; i < P * RADIX; i += GP_SORT_THREADS) {
+    for (int i = threadIdx.x; i < (key_passes + row_passes) * RADIX; i += GP_SORT_THREADS) {
         unsigned int c = 0;
-        if (spread > 1) {
-            for (int k = 0; k < spread; ++k) c += s_h[i * spread + k];
+        if (i < key_passes * RADIX) {
+#pragma unroll
+            for (int k = 0; k < S::SPREAD; ++k) c += s_h[i * S::SPREAD + k];
         } else {
-            for (int k = 0; k < copies; ++k) c += s_h[k * P * RADIX + i];
+            c = s_h[S::KEY_WORDS + (i - key_passes * RADIX)];
         }
         if (c) atomicAdd(&hist[i], static_cast<unsigned long long>(c));
     }

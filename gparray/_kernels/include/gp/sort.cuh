@@ -23,7 +23,9 @@
 #ifndef GP_SORT_ITEMS
 #define GP_SORT_ITEMS 16       // keys per thread of a onesweep tile (tools/tune.py --groups sort)
 #endif
-#define GP_SORT_HIST_ITEMS 8   // keys each histogram thread loads before counting them
+#ifndef GP_SORT_HIST_ITEMS
+#define GP_SORT_HIST_ITEMS 16  // keys each histogram thread loads before counting them (a tile: THREADS x this)
+#endif
 #define GP_SORT_TILE (GP_SORT_THREADS * GP_SORT_ITEMS)
 #define GP_SORT_BITS 8         // bits per digit
 #define GP_SORT_RADIX 256      // buckets per digit
