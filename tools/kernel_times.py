@@ -2,10 +2,11 @@
 PyTorch, at the GPU's normal clocks (torch.profiler's CUPTI trace sees every kernel of the
 process; ncu would lock the clocks to base). Usage, with the setup of tools/device_check.sh:
 
-    python3 tools/kernel_times.py [case ...]      cases: sort argsort int64 unique isin inverse
+    python3 tools/kernel_times.py [--each] [case ...]   cases: sort argsort int64 unique isin inverse
 
 Prints, per case and library, each kernel's name (shortened), launches per call and mean
-microseconds per launch, then the sum per call."""
+microseconds per launch, then the sum per call; --each: every launch of a call on its own
+line (the passes of a sort apart)."""
 import collections
 import sys
 
@@ -37,7 +38,7 @@ def _cases():
     }
 
 
-def _profile(fn):
+def _profile(fn, each=False):
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
@@ -48,13 +49,14 @@ def _profile(fn):
             fn()
         torch.cuda.synchronize()
     acc = collections.OrderedDict()
-    for ev in prof.events():
-        if ev.device_type != torch.autograd.DeviceType.CUDA:
-            continue
+    evs = sorted((ev for ev in prof.events() if ev.device_type == torch.autograd.DeviceType.CUDA),
+                 key=lambda ev: ev.time_range.start)
+    per_call = max(1, len(evs) // REPS)
+    for i, ev in enumerate(evs):
         name = ev.name
         if name.startswith("Memcpy") or name.startswith("Memset"):
             name = name.split(" ")[0] + " " + name.split(" ")[1] if " " in name else name
-        key = name[:90]
+        key = (f"[{i % per_call:2d}] " if each else "") + name[:90]
         c = acc.setdefault(key, [0, 0.0])
         c[0] += 1
         c[1] += ev.device_time_total if hasattr(ev, "device_time_total") else ev.cuda_time_total
@@ -62,10 +64,12 @@ def _profile(fn):
 
 
 def main(argv):
+    each = "--each" in argv
+    argv = [a for a in argv if a != "--each"]
     cases = _cases()
     for name in argv or ["sort", "argsort", "int64"]:
         for lib, fn in zip(("gparray", "cupy", "torch"), cases[name]):
-            acc = _profile(fn)
+            acc = _profile(fn, each)
             total = sum(v[1] for v in acc.values()) / REPS
             print(f"== {name} / {lib}: {total:.1f} us per call (kernel sum)")
             for k, (cnt, us) in acc.items():

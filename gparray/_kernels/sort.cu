@@ -84,6 +84,12 @@ struct rank_smem {
     unsigned int wsum[WARPS];
 };
 
+#ifndef GP_SORT_RANK_MODE
+#define GP_SORT_RANK_MODE 0  // how lanes holding one digit find each other: 0 shared atomicOr on
+                             // match words, 1 __match_any_sync, 2 one ballot per digit bit
+                             // (tools/tune.py --groups sort)
+#endif
+
 // Step 1: the stable rank of every item among the items of its warp with the same digit,
 // and the warp's bucket counts (in s.whist). Items are warp-striped: item k of lane l of
 // warp w is tile element w * 32 * ITEMS + 32 k + l; every item counts (the caller gives the
@@ -108,14 +114,25 @@ __device__ __forceinline__ void rank_in_warps(const unsigned int (&dig)[ITEMS], 
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
         const unsigned int d = dig[k];
+#if GP_SORT_RANK_MODE == 1
+        const unsigned int peers = __match_any_sync(FULL, d);
+#elif GP_SORT_RANK_MODE == 2
+        unsigned int peers = FULL;
+#pragma unroll
+        for (int bit = 0; bit < GP_SORT_BITS; ++bit) {
+            const unsigned int on = __ballot_sync(FULL, (d >> bit) & 1u);
+            peers &= ((d >> bit) & 1u) ? on : ~on;
+        }
+#else
         atomicOr(mt + d, me);
         __syncwarp();
         const unsigned int peers = mt[d];
+#endif
         const int leader = 31 - __clz(peers);
         __syncwarp();  // every lane has its word before the leader clears it
         unsigned int old = 0;
         if (lane == leader) {
-            mt[d] = 0u;
+            if (GP_SORT_RANK_MODE == 0) mt[d] = 0u;
             old = h[d];
             h[d] = static_cast<unsigned short>(old + __popc(peers));
         }
@@ -200,11 +217,11 @@ __device__ __forceinline__ T* pick(int id, T* in, T* out, T* t0, T* t1) {
 // load instruction of a warp reads 32 consecutive keys), grid-stride. Key digits are
 // counted in shared memory with one atomicAdd per key and pass, the pass loop unrolled
 // (sizeof(U) digits); bucket d of key pass p has SPREAD counters
-// s_h[(p * RADIX + d) * SPREAD + lane % SPREAD], so lanes of a warp holding the same digit
-// (the concentrated high digits of floats, small integers) mostly hit different words.
+// s_h[(p * RADIX + d) * SPREAD + lane % SPREAD] (more than one spreads the lanes of a warp
+// holding the same digit over several words; on an H100 one counter measured fastest).
 // Row-id digits (mostly one row per warp) are counted warp-uniformly (count_digit).
 #ifndef GP_SORT_HIST_SPREAD
-#define GP_SORT_HIST_SPREAD 0  // 0: 4 for keys of up to 4 bytes, 2 for 8-byte keys (tools/tune.py --groups sort)
+#define GP_SORT_HIST_SPREAD 1  // counters per bucket: 1 was the fastest on an H100 (2, 4, 8: tools/tune.py --groups sort)
 #endif
 
 namespace gp {
@@ -213,7 +230,7 @@ namespace sort {
 template <class U>
 struct hist_shape {
     static constexpr int KP = sizeof(U);  // key digits
-    static constexpr int SPREAD = GP_SORT_HIST_SPREAD > 0 ? GP_SORT_HIST_SPREAD : (KP >= 8 ? 2 : 4);
+    static constexpr int SPREAD = GP_SORT_HIST_SPREAD;
     static constexpr int KEY_WORDS = KP * RADIX * SPREAD;
     static constexpr int ROW_WORDS = (GP_SORT_MAX_PASSES - KP) * RADIX;
 };
