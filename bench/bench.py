@@ -255,6 +255,14 @@ def _sum_axis(axis):
     return f
 
 
+def _vector_norm1(m, d):
+    if m is torch:
+        return torch.linalg.vector_norm(d["m"], dim=1)
+    if m is cp:
+        return cp.linalg.norm(d["m"], axis=1)
+    return m.linalg.vector_norm(d["m"], axis=1)
+
+
 def _transpose_add(m, d):
     if m is xp:
         mt = getattr(d["m"], "mT", None)
@@ -488,6 +496,9 @@ def gpu_cases():
              same(_sum_axis(0)), nbytes=f32 * (M * M + M), target=("best", 1.03, "<= 1.03x best")),
         Case("argmax axis=1 16384^2", "argmax_axis1", lambda: {"m": randn(M * M).reshape(M, M)},
              same(_argmax1), nbytes=f32 * M * M + 8 * M, target=("best", 0.9, "<= 0.9x best")),
+        Case("vector_norm axis=1 8192^2", "vector_norm_axis1", lambda: {"m": randn(8192 * 8192).reshape(8192, 8192)},
+             same(_vector_norm1), nbytes=f32 * (8192 * 8192 + 8192),
+             target=("pct_copy", 90.0, ">= 90% of copy bandwidth (one pass)")),
         Case("var all 2^28", "var_all", lambda: {"a": randn(N28)}, same(_var),
              nbytes=f32 * N28, target=("torch", 0.85, "<= 0.85x PyTorch (one pass)")),
         Case("cumulative_sum 2^28", "cumsum", lambda: {"a": randn(N28)}, same(_cumsum),

@@ -159,8 +159,10 @@ def permute_dims(x, /, axes):
 
 
 def matrix_transpose(x, /):
-    """View of ``x`` with its last two axes swapped."""
+    """View of ``x`` with its last two axes swapped (``x`` has at least two dimensions)."""
     _check(x, "matrix_transpose")
+    if x.ndim < 2:
+        raise ValueError(f"matrix_transpose: expected an array of at least 2 dimensions, got shape {x._shape}")
     return x.mT
 
 

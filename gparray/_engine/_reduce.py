@@ -199,9 +199,15 @@ def acc_dtype(out_dtype):
     return _dt.int64
 
 
+# vector norms (gp::red::op_norm's KIND): the reduction's parameter is p of "norm_p"
+NORMS = {"norm0": 0, "norm1": 1, "norm2": 2, "norm_max": 3, "norm_min": 4, "norm_p": 5}
+
+
 def reducer(op: str, in_dtype, out_dtype) -> str:
     """C++ type of the reducer for ``op`` (see include/gp/reduce.cuh)."""
     ta, to = ctype(in_dtype), ctype(out_dtype)
+    if op in NORMS:
+        return f"gp::red::op_norm<{ta}, {to}, {NORMS[op]}>"
     if op in ("sum", "prod", "mean"):
         return f"gp::red::op_{op}<{ta}, {to}, {ctype(acc_dtype(out_dtype))}>"
     if op in ("var", "std"):
@@ -329,28 +335,54 @@ def default_reducers() -> list[tuple]:
     return out
 
 
+def norm_reducers() -> list[tuple]:
+    """(reducer, input dtype) of every vector norm over the floating dtypes the norms take
+    (float16 compiles on first use)."""
+    out = []
+    for dt in (_dt.float32, _dt.float64, _dt.complex64, _dt.complex128):
+        rt = _dt._complex_to_real.get(dt, dt)
+        out += [(reducer(op, dt, rt), dt) for op in NORMS]
+    return out
+
+
 _MAIN_DTYPES = frozenset({"bool", "int32", "int64", "float32", "float64", "complex128"})
+# the norms of the main real dtypes whose every variant is registered (the others: the
+# whole-array pair)
+_MAIN_NORMS = ("op_norm<float, float, 1>", "op_norm<float, float, 2>", "op_norm<double, double, 1>",
+               "op_norm<double, double, 2>")
+
+
+def _variants(rd: str, dt) -> list[str]:
+    """Every strategy variant of reducer ``rd`` over input dtype ``dt`` (32-bit index, ND=4)."""
+    out = []
+    v = 1 if dt.itemsize >= 16 else min(16 // dt.itemsize, 4)
+    for g, u in ((32, UNROLL_WARP), (BLOCK, UNROLL_BLOCK), (BLOCK, UNROLL_SPLIT)):
+        for c in ("true", "false"):
+            e = f"gp_reduce_inner<{rd}, {g}, {c}, {u}, 4, int>"
+            if e not in out:
+                out.append(e)
+    out.append(f"gp_reduce_outer<{rd}, 1, {UNROLL_OUTER}, 4, int>")
+    if v > 1:
+        out.append(f"gp_reduce_outer<{rd}, {v}, {UNROLL_OUTER}, 4, int>")
+    return out + [f"gp_reduce_finish<{rd}, 1>", f"gp_reduce_finish<{rd}, 32>"]
 
 
 def instances() -> list[str]:
     """Registered "reduce" instances (32-bit index, ND=4): for bool, int32, int64, float32,
     float64 and complex128 inputs every strategy variant (inner warp/block x contig/strided,
     outer scalar/vector, both second passes); for the other dtypes (float16 included) the
-    whole-array pair (contiguous block reduction + warp second pass). Others compile on
-    first use."""
+    whole-array pair (contiguous block reduction + warp second pass). The vector norms: every
+    variant of the 1- and 2-norms of float32 and float64, the whole-array pair of the others.
+    Others compile on first use."""
     out = []
     for rd, dt in default_reducers():
         if dt.name not in _MAIN_DTYPES:
             out += [f"gp_reduce_inner<{rd}, {BLOCK}, true, {UNROLL_SPLIT}, 4, int>", f"gp_reduce_finish<{rd}, 32>"]
             continue
-        v = 1 if dt.itemsize >= 16 else min(16 // dt.itemsize, 4)
-        for g, u in ((32, UNROLL_WARP), (BLOCK, UNROLL_BLOCK), (BLOCK, UNROLL_SPLIT)):
-            for c in ("true", "false"):
-                e = f"gp_reduce_inner<{rd}, {g}, {c}, {u}, 4, int>"
-                if e not in out:
-                    out.append(e)
-        out.append(f"gp_reduce_outer<{rd}, 1, {UNROLL_OUTER}, 4, int>")
-        if v > 1:
-            out.append(f"gp_reduce_outer<{rd}, {v}, {UNROLL_OUTER}, 4, int>")
-        out += [f"gp_reduce_finish<{rd}, 1>", f"gp_reduce_finish<{rd}, 32>"]
+        out += _variants(rd, dt)
+    for rd, dt in norm_reducers():
+        if rd.endswith(_MAIN_NORMS):
+            out += _variants(rd, dt)
+        else:
+            out += [f"gp_reduce_inner<{rd}, {BLOCK}, true, {UNROLL_SPLIT}, 4, int>", f"gp_reduce_finish<{rd}, 32>"]
     return out

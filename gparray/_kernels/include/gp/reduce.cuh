@@ -331,6 +331,96 @@ struct op_logical : base<op_logical<TA, ALL>, TA, bool> {
 template <class TA> using op_all = op_logical<TA, true>;
 template <class TA> using op_any = op_logical<TA, false>;
 
+// vector norms (linalg.vector_norm; matrix_norm's 'fro' and its column and row sums):
+//   KIND 0  count of nonzeros (a NaN counts)         KIND 3  max |x| (0 for nothing)
+//   KIND 1  sum |x|                                  KIND 4  min |x| (+inf for nothing)
+//   KIND 2  sqrt(sum |x|^2), |x|^2 = re^2 + im^2     KIND 5  (sum |x|^p)^(1/p), p the parameter
+// As NumPy computes them: |x| (hypot for complex), squares and powers in the result's
+// precision F (float for float32, complex64 and float16, double otherwise), so they overflow
+// and underflow where NumPy's do; states are double, and a sum is rounded to the result type
+// TO before the root (a sum beyond TO's range is inf, as NumPy's TO sum). NaN propagates.
+template <class TO> struct norm_ft { typedef float type; };
+template <> struct norm_ft<double> { typedef double type; };
+
+__device__ __forceinline__ float n_fabs(float v) { return fabsf(v); }
+__device__ __forceinline__ double n_fabs(double v) { return fabs(v); }
+__device__ __forceinline__ float n_hypot(float a, float b) { return hypotf(a, b); }
+__device__ __forceinline__ double n_hypot(double a, double b) { return hypot(a, b); }
+__device__ __forceinline__ float n_sqrt(float v) { return sqrtf(v); }
+__device__ __forceinline__ double n_sqrt(double v) { return sqrt(v); }
+__device__ __forceinline__ float n_pow(float a, float b) { return powf(a, b); }
+__device__ __forceinline__ double n_pow(double a, double b) { return pow(a, b); }
+
+template <class TA, class TO, int KIND>
+struct op_norm : base<op_norm<TA, TO, KIND>, TA, double> {
+    typedef TA in_t;
+    typedef TO out_t;
+    typedef double acc_t;
+    typedef typename norm_ft<TO>::type F;
+    typedef base<op_norm<TA, TO, KIND>, TA, double> base_t;
+    static_assert(KIND >= 0 && KIND <= 5, "op_norm: KIND is 0..5");
+    F p;
+    __device__ explicit op_norm(double param) : p(static_cast<F>(param)) {}
+    // |v|, |v|^2 or |v|^p in F
+    __device__ __forceinline__ F absval(TA v) const {
+        if constexpr (is_complex<TA>::value) return n_hypot(static_cast<F>(v.re), static_cast<F>(v.im));
+        else return n_fabs(cast<F>(v));
+    }
+    __device__ __forceinline__ F term(TA v) const {
+        if constexpr (KIND == 2) {
+            if constexpr (is_complex<TA>::value) {
+                const F a = static_cast<F>(v.re), b = static_cast<F>(v.im);
+                return add_rn(mul_rn(a, a), mul_rn(b, b));
+            } else {
+                const F a = cast<F>(v);
+                return mul_rn(a, a);
+            }
+        } else if constexpr (KIND == 5) {
+            return n_pow(absval(v), p);
+        } else {
+            return absval(v);
+        }
+    }
+    __device__ __forceinline__ double identity() const {
+        return KIND == 4 ? limits<double>::highest() : 0.0;
+    }
+    __device__ __forceinline__ double map(TA v, long long) const {
+        if constexpr (KIND == 0) return cast<bool>(v) ? 1.0 : 0.0;
+        else return static_cast<double>(term(v));
+    }
+    __device__ __forceinline__ double combine(double a, double b) const {
+        if constexpr (KIND == 3) {
+            if (is_nan(a)) return a;
+            return (b > a || is_nan(b)) ? b : a;
+        } else if constexpr (KIND == 4) {
+            if (is_nan(a)) return a;
+            return (b < a || is_nan(b)) ? b : a;
+        } else {
+            return a + b;
+        }
+    }
+    // sums in float precision: a loaded chunk is added in float and converted once (as op_sum)
+    template <int K>
+    __device__ __forceinline__ double chunk(const TA (&v)[K], long long j, long long dj) const {
+        if constexpr ((KIND == 1 || KIND == 2 || KIND == 5) && same_t<F, float>::value && K > 1) {
+            float t[K];
+#pragma unroll
+            for (int k = 0; k < K; ++k) t[k] = term(v[k]);
+            return static_cast<double>(tree(plus<float>(), t));
+        } else {
+            return base_t::template chunk<K>(v, j, dj);
+        }
+    }
+    __device__ __forceinline__ TO finalize(double a, long long) const {
+        if constexpr (KIND == 2 || KIND == 5) {
+            const F s = cast<F>(cast<TO>(a));  // the sum in TO first: inf beyond its range
+            return cast<TO>(KIND == 2 ? n_sqrt(s) : n_pow(s, F(1) / p));
+        } else {
+            return cast<TO>(a);
+        }
+    }
+};
+
 // var / std: Welford/Chan states (count, mean, sum of squared deviations) in double; states
 // merge with Chan's formula, so a large mean never cancels catastrophically.
 // One thread's loop keeps shifted sums instead (no division per element or chunk): a chunk
