@@ -17,6 +17,7 @@ class FakeCublas:
     def __init__(self):
         self.calls = []
         self.n = 0
+        self.streams = {}
 
     def create(self):
         self.n += 1
@@ -27,6 +28,10 @@ class FakeCublas:
 
     def setStream(self, h, s):
         self.calls.append(("stream", h, s))
+        self.streams[h] = s
+
+    def getStream(self, h):
+        return self.streams.get(h, 0)
 
     def getVersion(self, h):
         return 130100
@@ -91,6 +96,15 @@ def test_bind_sets_stream_and_pool_workspace_only_when_they_change(fake):
     info = _blas.workspace_info(0, 7)
     assert info["ptr"] == b1.ptr and info["bytes"] == ws and info["status"] == 0
     assert _blas.workspace_info(0, 12345)["ptr"] is None
+
+
+def test_a_stream_set_by_other_code_is_noticed(fake):
+    h = _blas.bind(0, 7)
+    b1 = fake.allocs[-1][0]
+    fake.setStream(h, 9)                    # e.g. a solver binding the shared handle itself
+    _calls(fake)
+    assert _blas.bind(0, 7) == h
+    assert _calls(fake) == [("stream", h, 7), ("ws", h, b1.ptr, _blas.WORKSPACE_BYTES)]
 
 
 def test_each_thread_and_device_has_its_own_handle_and_workspace(fake):

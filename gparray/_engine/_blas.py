@@ -135,16 +135,20 @@ def bind(dev: int, stream_ptr: int) -> int:
     """This thread's handle on ``dev``, bound to ``stream_ptr`` and to this stream's pool
     workspace (cublasSetStream and cublasSetWorkspace_v2 are called only when the stream or
     the workspace generation changed since the handle's last use). Every cuBLAS call on
-    gparray's handles goes through here: a direct ``setStream`` on the handle would drop
-    the pool workspace and leave this memo naming the wrong stream."""
+    gparray's handles should go through here: a direct ``setStream`` on the handle drops
+    the pool workspace (cuBLAS's own is used until the stream changes again; the stream
+    itself is checked on every call, so products never run on a stale one)."""
     h = handle(dev)
     bound = getattr(_local, "bound", None)
     if bound is None:
         bound = _local.bound = {}
-    if bound.get(dev) == (stream_ptr, _generation):
+    cublas = _cublas()
+    # getStream too: code that calls setStream on the handle itself must not make a product
+    # run on the stream it chose (its reset of the workspace only costs the pool's)
+    if bound.get(dev) == (stream_ptr, _generation) and cublas.getStream(h) == stream_ptr:
         return h
     gen = _generation
-    _cublas().setStream(h, stream_ptr)          # also resets the workspace to cuBLAS's own
+    cublas.setStream(h, stream_ptr)             # also resets the workspace to cuBLAS's own
     fn = _find_setter(h)
     if fn is not None:
         e = _workspace(dev, stream_ptr)
