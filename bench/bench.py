@@ -6,6 +6,7 @@
 
     python3 bench/bench.py --cases indexing      # only the indexing rows (group names: --list)
     python3 bench/bench.py --cases sets          # only the set-function rows
+    python3 bench/bench.py --cases linalg --no-startup   # only the linear-algebra rows
 
 Each case builds its inputs once with CuPy (the same data for every library: PyTorch gets them
 through DLPack, gparray through ``xp.asarray``/``xp.from_dlpack``), warms up, then times every
@@ -67,6 +68,10 @@ def _import_libs(wanted):
             import torch as _torch
             if not _torch.cuda.is_available():
                 raise RuntimeError("torch.cuda.is_available() is False")
+            # float32 products in full float32, as CuPy and gparray compute them by default
+            _torch.backends.cuda.matmul.allow_tf32 = False
+            _torch.backends.cudnn.allow_tf32 = False
+            _torch.set_float32_matmul_precision("highest")
             torch = _torch
         except Exception as exc:
             _import_errors["torch"] = _short(exc)
@@ -276,10 +281,6 @@ def _fft(m, d):
     return m.fft.fft(d["a"])
 
 
-def _cholesky(m, d):
-    return m.linalg.cholesky(d["a"])
-
-
 def _spd(n):
     r = _rng(7).standard_normal((n, n), dtype=cp.float64)
     a = r @ r.T
@@ -460,6 +461,117 @@ def sets_cases():
     ]
 
 
+# --------------------------------------------------------------------------- linalg
+
+def _linalg(name):
+    """``<lib>.linalg.<name>``; a library without it is reported as missing (n/a), not as an
+    error (several of gparray's linalg functions are still being written)."""
+    def get(m):
+        fn = getattr(getattr(m, "linalg", None), name, None)
+        if fn is None:
+            raise NotAvailable(f"missing: {m.__name__}.linalg.{name}")
+        return fn
+    return get
+
+
+def _la_op(name, **kw):
+    """The same linalg call in every library: ``<lib>.linalg.<name>(d["a"], [d["b"]], **kw)``
+    (torch's keyword spellings: dim for axis)."""
+    get = _linalg(name)
+
+    def f(m, d):
+        args = (d["a"], d["b"]) if "b" in d else (d["a"],)
+        kws = dict(kw)
+        if m is torch and "axis" in kws:
+            kws["dim"] = kws.pop("axis")
+        if m is cp and name == "vector_norm":       # CuPy has no vector_norm: norm is the 2-norm
+            return cp.linalg.norm(*args, **kws)
+        return get(m)(*args, **kws)
+    return f
+
+
+def _matmul_ab(m, d):
+    return d["a"] @ d["b"]
+
+
+def _gram(m, d):
+    return d["x"].T @ d["x"]
+
+
+def _general(n, seed=8, dtype="float64"):
+    """A well-conditioned general (n, n) matrix: standard normal plus n on the diagonal."""
+    a = _rng(seed).standard_normal((n, n), dtype=getattr(cp, dtype))
+    a += n * cp.eye(n, dtype=a.dtype)
+    return a
+
+
+def _symmetric(n, seed=9):
+    r = _rng(seed).standard_normal((n, n), dtype=cp.float64)
+    return (r + r.T) / 2
+
+
+def _small_inverses(batch, n, seed=10):
+    """``batch`` well-conditioned (n, n) float32 matrices."""
+    a = _rng(seed).standard_normal((batch, n, n), dtype=cp.float32)
+    a += n * cp.eye(n, dtype=cp.float32)
+    return a
+
+
+LA_N = 4096
+GRAM = (1 << 18, 128)                  # X.T @ X: X (2^18, 128) float64
+BATCHED = (4096, 64, 64)               # batched a @ b float32
+NORM_N = 8192                          # vector_norm axis 1 of (8192, 8192) float32
+
+
+def linalg_cases():
+    """Linear algebra (the "linalg" group: ``--cases linalg``): cuBLAS and cuSOLVER behind
+    each library. Products and factorizations in TFLOP/s (nominal flop counts), the norm in
+    GB/s against the copy ceiling. float32 is full precision everywhere: PyTorch with
+    ``allow_tf32 = False`` (set at import), CuPy without ``CUPY_TF32``, gparray without
+    ``GPARRAY_ALLOW_TF32`` (both recorded in the run's environment)."""
+    g = "linalg"
+    n = LA_N
+    solve_flops = 2 * n**3 / 3 + 2 * n**2
+    bm, bk = BATCHED[0], BATCHED[1]
+    return [
+        Case("matmul 8192^2", "matmul8192",
+             lambda: {"a": randn(8192 * 8192).reshape(8192, 8192),
+                      "b": randn(8192 * 8192, seed=2).reshape(8192, 8192)},
+             same(lambda m, d: m.matmul(d["a"], d["b"])), flops=2 * 8192**3,
+             target=("best", 1 / 0.98, ">= 0.98x cuBLAS throughput"), group=g),
+        Case("a @ b 4096^2 float64", "matmul4096_f64",
+             lambda: {"a": randn(n * n, "float64").reshape(n, n), "b": randn(n * n, "float64", seed=2).reshape(n, n)},
+             same(_matmul_ab), flops=2 * n**3, target=("best", 1.02, "<= 1.02x best"), group=g),
+        Case("a @ b batched (4096, 64, 64) float32", "matmul_batched_4096x64",
+             lambda: {"a": randn(bm * bk * bk).reshape(BATCHED), "b": randn(bm * bk * bk, seed=2).reshape(BATCHED)},
+             same(_matmul_ab), flops=2 * bm * bk**3, target=("best", 1.0, "<= 1.0x best"), group=g),
+        Case("X.T @ X, X (2^18, 128) float64", "gram_2e18x128_f64",
+             lambda: {"x": randn(GRAM[0] * GRAM[1], "float64").reshape(GRAM)},
+             same(_gram), flops=2 * GRAM[0] * GRAM[1] ** 2, target=("best", 1.0, "<= 1.0x best"), group=g),
+        Case("cholesky 4096 f64", "cholesky4096_f64", lambda: {"a": _spd(4096)}, same(_la_op("cholesky")),
+             flops=4096**3 / 3, target=("torch", 1.0, "<= 1.0x PyTorch"), group=g),
+        Case("solve 4096 float64, x2 (4096,)", "solve4096_f64_vec",
+             lambda: {"a": _general(n), "b": randn(n, "float64", seed=3)},
+             same(_la_op("solve")), flops=solve_flops, target=("best", 1.0, "<= 1.0x best"), group=g),
+        Case("solve 4096 float64, x2 (4096, 1)", "solve4096_f64_col",
+             lambda: {"a": _general(n), "b": randn(n, "float64", seed=3).reshape(n, 1)},
+             same(_la_op("solve")), flops=solve_flops, target=("best", 1.0, "<= 1.0x best"), group=g),
+        # the matrices read, the inverses written
+        Case("inv (65536, 4, 4) float32", "inv_65536x4x4_f32", lambda: {"a": _small_inverses(65536, 4)},
+             same(_la_op("inv")), nbytes=2 * 4 * 65536 * 16, target=("best", 1.0, "<= 1.0x best"), group=g),
+        Case("svd (4096, 256) float32, full_matrices=False", "svd4096x256_f32",
+             lambda: {"a": randn(4096 * 256, seed=4).reshape(4096, 256)},
+             same(_la_op("svd", full_matrices=False)), target=("best", 1.0, "<= 1.0x best"), group=g),
+        Case("eigh 2048 float64", "eigh2048_f64", lambda: {"a": _symmetric(2048)}, same(_la_op("eigh")),
+             target=("best", 1.0, "<= 1.0x best"), group=g),
+        # x read, the 8192 norms written
+        Case("vector_norm axis=1 (8192, 8192) float32", "vector_norm_axis1",
+             lambda: {"a": randn(NORM_N * NORM_N, seed=5).reshape(NORM_N, NORM_N)},
+             same(_la_op("vector_norm", axis=1)), nbytes=4 * (NORM_N * NORM_N + NORM_N),
+             target=("pct_copy", 90.0, ">= 90% of copy bandwidth"), group=g),
+    ]
+
+
 def gpu_cases():
     f32 = 4
     return [
@@ -503,17 +615,10 @@ def gpu_cases():
              nbytes=f32 * N28, target=("torch", 0.85, "<= 0.85x PyTorch (one pass)")),
         Case("cumulative_sum 2^28", "cumsum", lambda: {"a": randn(N28)}, same(_cumsum),
              nbytes=2 * f32 * N28, target=("torch", 0.75, "<= 0.75x PyTorch (single-pass scan)")),
-        Case("matmul 8192^2", "matmul8192",
-             lambda: {"a": randn(8192 * 8192).reshape(8192, 8192),
-                      "b": randn(8192 * 8192, seed=2).reshape(8192, 8192)},
-             same(lambda m, d: m.matmul(d["a"], d["b"])), flops=2 * 8192**3,
-             target=("best", 1 / 0.98, ">= 0.98x cuBLAS throughput")),
-        Case("cholesky 4096 f64", "cholesky4096_f64", lambda: {"a": _spd(4096)}, same(_cholesky),
-             flops=4096**3 / 3, target=("torch", 1.0, "<= 1.0x PyTorch")),
         Case("fft complex64 2^24", "fft16M_c64",
              lambda: {"a": (randn(N24) + 1j * randn(N24, seed=2)).astype(cp.complex64)}, same(_fft),
              nbytes=2 * 8 * N24, target=("best", 1 / 0.98, ">= 0.98x cuFFT")),
-    ] + indexing_cases() + sorting_cases() + sets_cases()
+    ] + linalg_cases() + indexing_cases() + sorting_cases() + sets_cases()
 
 
 # --------------------------------------------------------------------------- timing
@@ -741,6 +846,50 @@ def host_small_index(libs, quick, log, setitem=False):
                     t0 = time.perf_counter()
                     for _ in range(n_ops):
                         c = op(x, i, v)
+                    t1 = time.perf_counter()
+                    sync()
+                    per.append((t1 - t0) / n_ops * 1e6)
+            del c
+            row["times"][lib] = statistics.median(per)
+            row["status"][lib] = "ok"
+        except Exception as exc:
+            row["status"][lib] = (f"n/a ({_short(exc)})" if lib == "gparray" and _is_missing(exc)
+                                  else f"error: {_short(exc)}")
+            log(f"[{row['case']}] {lib}: {row['status'][lib]}")
+            try:
+                sync()
+            except Exception:
+                pass
+    return row
+
+
+def host_small_matmul(libs, quick, log):
+    """Host microseconds per ``a @ b`` on 2x2 float32 arrays (the "linalg" group): wall-clock
+    over many calls, no sync inside the loop (as ``host_small_add``); the cost of reaching
+    cuBLAS from Python, not of the product."""
+    row = {"case": "a @ b 2x2 float32, host time/op", "key": "small_matmul_us_per_op", "unit": "us",
+           "target": "<= 1.3x PyTorch", "status": {}, "times": {}, "group": "linalg",
+           "_target": ("torch", 1.3)}
+    n_ops = 2000 if quick else 20000
+    rounds = 3 if quick else 7
+    base_a = _rng(12).standard_normal((2, 2), dtype=cp.float32)
+    base_b = _rng(13).standard_normal((2, 2), dtype=cp.float32)
+    for lib in libs:
+        if module_of(lib) is None:
+            row["status"][lib] = f"n/a ({_import_errors.get(lib, 'not imported')})"
+            continue
+        try:
+            a = convert(lib, base_a.copy())
+            b = convert(lib, base_b.copy())
+            per = []
+            with native_allocator(lib):
+                for _ in range(200):
+                    c = a @ b
+                sync()
+                for _ in range(rounds):
+                    t0 = time.perf_counter()
+                    for _ in range(n_ops):
+                        c = a @ b
                     t1 = time.perf_counter()
                     sync()
                     per.append((t1 - t0) / n_ops * 1e6)
@@ -1044,6 +1193,10 @@ def environment():
         meta["torch"] = torch.__version__
     if xp is not None:
         meta["gparray"] = getattr(xp, "__version__", "?")
+    meta["tf32"] = {"CUPY_TF32": os.environ.get("CUPY_TF32", ""),
+                    "GPARRAY_ALLOW_TF32": os.environ.get("GPARRAY_ALLOW_TF32", ""),
+                    "torch.backends.cuda.matmul.allow_tf32":
+                        bool(torch.backends.cuda.matmul.allow_tf32) if torch is not None else None}
     meta["import_errors"] = dict(_import_errors)
     return meta
 
@@ -1054,7 +1207,8 @@ def main(argv=None):
                                  epilog=__doc__.split("\n", 2)[2])
     ap.add_argument("--cases", default="", help="comma-separated substrings; run the cases whose "
                     "name or key contains one (case-insensitive), or a group name: 'indexing' "
-                    "runs the advanced-indexing rows, 'sorting' the sort rows, 'sets' the set functions (see --list)")
+                    "runs the advanced-indexing rows, 'sorting' the sort rows, 'sets' the set functions, "
+                    "'linalg' the linear algebra (see --list)")
     ap.add_argument("--libs", default=",".join(LIBS), help="comma-separated subset of "
                     "gparray,cupy,torch (default: all)")
     ap.add_argument("--repeat", type=int, default=None, help="timed runs per case (default 20, 5 with --quick)")
@@ -1083,15 +1237,16 @@ def main(argv=None):
                   ("warm start: first ops", "warm_start_s"), ("import only", "import_s")]
     host_index_names = [("x[i], 8 of 1000, host time/op", "small_getitem_us_per_op", "indexing"),
                         ("x[i] = v, 8 of 1000, host time/op", "small_setitem_us_per_op", "indexing")]
+    host_linalg_names = [("a @ b 2x2 float32, host time/op", "small_matmul_us_per_op", "linalg")]
     if args.list:
         for c in gpu_cases():
             grp = f"[{c.group}]" if c.group else ""
             print(f"{c.name:<40} key={c.key:<22} {grp:<11} target: {c.target[2] if c.target else ''}")
         for name, key in host_names:
             print(f"{name:<40} key={key}")
-        for name, key, grp in host_index_names:
+        for name, key, grp in host_index_names + host_linalg_names:
             print(f"{name:<40} key={key:<22} [{grp}]   target: <= 1.3x PyTorch")
-        print("groups (--cases GROUP runs one): indexing, sorting, sets")
+        print("groups (--cases GROUP runs one): indexing, sorting, sets, linalg")
         return 0
 
     def log(msg):
@@ -1142,6 +1297,9 @@ def main(argv=None):
     for (name, key, grp), setitem in zip(host_index_names, (False, True)):
         if wanted(name, key, grp):
             host_rows.append(host_small_index(libs, args.quick, log, setitem=setitem))
+    for name, key, grp in host_linalg_names:
+        if wanted(name, key, grp):
+            host_rows.append(host_small_matmul(libs, args.quick, log))
     if not args.no_startup and any(wanted(n, k) for n, k in host_names[2:]):
         host_rows += [r for r in startup_rows(libs, args.quick, log) if wanted(r["case"], r["key"])]
     for row in host_rows:

@@ -446,14 +446,21 @@ class Array:
         return matmul(other, self) if isinstance(other, Array) else NotImplemented
 
     def __imatmul__(self, other, /):
-        from .linalg import matmul
+        # in place only when the product keeps this array's dtype and shape (checked before
+        # any device work; the planner raises matmul's own errors first)
+        from . import _linear_algebra as _la
 
         if not isinstance(other, Array):
             return NotImplemented
-        r = matmul(self, other)
-        if r._shape != self._shape:
-            raise ValueError(f"__imatmul__: the product has shape {r._shape}, not the array's {self._shape}")
-        self[...] = r
+        shape = _la._matmul_shape(self, other)
+        odt = _dt.promote_types(self._dtype, other._dtype)
+        if odt != self._dtype:
+            raise TypeError(f"__imatmul__: in-place result dtype {odt.name} differs from the array's dtype "
+                            f"{self._dtype.name}")
+        if shape != self._shape:
+            raise ValueError(f"__imatmul__: in-place result shape {shape} differs from the array's shape "
+                             f"{self._shape}")
+        self[...] = _la.matmul(self, other)
         return self
 
 

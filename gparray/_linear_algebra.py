@@ -1,12 +1,15 @@
 """Linear algebra functions of the main namespace (spec section "Linear Algebra Functions"):
 ``matmul`` (also ``@``) on cuBLAS through the matmul planner, which turns transposed and
 column-sliced views into op flags and broadcast batch dimensions into strided-batched calls
-(gparray/_engine/_matmul_plan.py, gparray/_engine/_blas.py)."""
+(gparray/_engine/_matmul_plan.py, gparray/_engine/_blas.py); integer and boolean products
+on gparray's own kernels (gparray/_engine/_matmul_int.py)."""
 from __future__ import annotations
 
 from . import _dtypes as _dt
+from . import _transfer
 from ._array import Array, _copy, _empty
 from ._engine import _blas
+from ._engine import _matmul_int
 from ._engine import _matmul_plan as _mp
 
 
@@ -18,18 +21,30 @@ def _elem_strides(x):
 def matmul(x1, x2, /):
     """The matrix product of ``x1`` and ``x2`` (NumPy's ``matmul`` rules: 1-D operands are
     promoted to a row or a column and that dimension is dropped; batch dimensions
-    broadcast). Floating and complex dtypes run on cuBLAS in full precision."""
+    broadcast; 0-d operands are a ValueError). Floating and complex dtypes run on cuBLAS in
+    full precision (float16: computed in float32, rounded once); integer dtypes are exact in
+    the result dtype with wraparound and booleans are OR of ANDs, on gparray's own kernel,
+    which reads any layout in place (gparray/_engine/_matmul_int.py)."""
     name = "matmul"
-    if not isinstance(x1, Array) or not isinstance(x2, Array):
-        raise TypeError(f"{name}: both operands must be gparray Arrays, got {type(x1).__name__} and "
-                        f"{type(x2).__name__}")
-    if x1._device != x2._device:
-        raise ValueError(f"{name}: operands are on different devices ({x1._device}, {x2._device})")
+    _operands(x1, x2, name)
     ct = _dt.promote_types(x1._dtype, x2._dtype)
-    if ct.kind not in "fc":
-        raise TypeError(f"{name}: integer and boolean operands are not supported yet, got {x1._dtype} and "
-                        f"{x2._dtype}")
+    dev = x1._device
     p = _mp.plan(x1._shape, _elem_strides(x1), x2._shape, _elem_strides(x2), ct.kind, name)
+    if p.kind == "empty":
+        return _empty(p.shape, ct, dev)
+    if p.kind == "zeros":
+        out = _empty(p.shape, ct, dev)
+        _transfer.memset0(out)
+        return out
+    if p.kind == "int":
+        x1 = x1 if x1._dtype == ct else _copy(x1, ct)
+        x2 = x2 if x2._dtype == ct else _copy(x2, ct)
+        out = _empty(p.shape, ct, dev)
+        _matmul_int.matmul(x1, x2, out)
+        return out
+    rt = ct
+    if ct == _dt.float16:       # no half-precision BLAS path: float32 products, rounded once
+        ct = _dt.float32
     changed = False
     if x1._dtype != ct or (p.a is not None and p.a.copy):
         x1, changed = _copy(x1, ct), True
@@ -37,19 +52,18 @@ def matmul(x1, x2, /):
         x2, changed = _copy(x2, ct), True
     if changed:  # plan again on the C-contiguous copies that will be read
         p = _mp.plan(x1._shape, _elem_strides(x1), x2._shape, _elem_strides(x2), ct.kind, name)
-    out = _empty(p.shape, ct, x1._device)
-    if p.kind == "empty":
-        return out
-    if p.kind == "zeros":
-        from ._creation import zeros
-
-        return zeros(p.shape, dtype=ct, device=x1._device)
+    out = _empty(p.shape, ct, dev)
     from . import _backend
 
     cp = _backend.cupy()
-    with cp.cuda.Device(x1._device._id):
-        _blas.gemm(p, ct, x1._ptr, x2._ptr, out._ptr, x1._device._id, cp.cuda.get_current_stream().ptr)
-    return out
+    with cp.cuda.Device(dev._id):
+        _blas.gemm(p, ct, x1._ptr, x2._ptr, out._ptr, dev._id, cp.cuda.get_current_stream().ptr)
+    return out if rt == ct else _copy(out, rt)
+
+
+def _matmul_shape(x1, x2, name: str = "matmul") -> tuple:
+    """The shape of ``x1 @ x2`` (the planner's checks and errors, no device work)."""
+    return _mp.plan(x1._shape, _elem_strides(x1), x2._shape, _elem_strides(x2), "f", name).shape
 
 
 def tensordot(x1, x2, /, *, axes=2):

@@ -160,8 +160,14 @@ def test_errors_use_numpy_wording():
         np.matmul(np.zeros((2, 3)), np.zeros((4, 2)))
     with pytest.raises(ValueError, match="^matmul: operands could not be broadcast"):
         mp.plan((2, 2, 3), (6, 3, 1), (3, 3, 2), (6, 2, 1))
-    with pytest.raises(ValueError, match="at least one dimension"):
-        mp.plan((), (), (3,), (1,))
+    # 0-d operands: NumPy's gufunc message, naming the operand
+    for s1, s2, i in (((), (3,), 0), ((3,), (), 1), ((), (), 0)):
+        with pytest.raises(ValueError) as got:
+            mp.plan(s1, (), s2, (1,) if s2 else ())
+        with pytest.raises(ValueError) as want:
+            np.matmul(np.ones(s1), np.ones(s2))
+        assert str(got.value) == str(want.value)
+        assert f"Input operand {i} does not have enough dimensions" in str(got.value)
 
 
 # ---------------------------------------------------------------------------- tensordot, vecdot

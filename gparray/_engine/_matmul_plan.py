@@ -85,10 +85,12 @@ def plan(x1_shape: tuple, x1_strides: tuple, x2_shape: tuple, x2_strides: tuple,
     """The plan of ``x1 @ x2`` for operands of these shapes and element strides; ``kind``:
     the NumPy kind of the result dtype ("f"/"c": BLAS, "i"/"u"/"b": our kernel).
     Raises ValueError for 0-d operands, mismatched core dimensions and batch dimensions that
-    do not broadcast (NumPy's wording)."""
-    if len(x1_shape) == 0 or len(x2_shape) == 0:
-        raise ValueError(f"{name}: operands must have at least one dimension, got shapes {tuple(x1_shape)} "
-                         f"and {tuple(x2_shape)}")
+    do not broadcast (NumPy's wording). Kind "int" plans carry only the shapes: the integer
+    kernels read the operands through their strides (``_matmul_int.launch_plan``)."""
+    for i, s in enumerate((x1_shape, x2_shape)):
+        if len(s) == 0:
+            raise ValueError(f"{name}: Input operand {i} does not have enough dimensions (has 0, gufunc core "
+                             f"with signature (n?,k),(k,m?)->(n?,m?) requires 1)")
     err = core_error(name, tuple(x1_shape), tuple(x2_shape))
     if err:
         raise ValueError(err)
