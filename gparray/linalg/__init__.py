@@ -1,8 +1,17 @@
-"""The ``linalg`` extension of the standard (work in progress: ``matmul``, ``tensordot``, ``vecdot``)."""
-from .._linear_algebra import matmul, tensordot, vecdot
-from ._elementary import cross, diagonal, matrix_transpose, outer, trace
-from ._norms import matrix_norm, vector_norm
+"""The ``linalg`` extension of the standard: all 23 functions and ``LinAlgError``.
 
-__all__ = ["matmul", "tensordot", "vecdot"]
-__all__ += ["cross", "diagonal", "matrix_transpose", "outer", "trace"]
-__all__ += ["matrix_norm", "vector_norm"]
+Products (``matmul``, ``tensordot``, ``vecdot``) run on cuBLAS or gparray's integer kernel
+(gparray/_linear_algebra.py); factorizations and solvers on cuSOLVER
+(gparray/_engine/_solver.py, ``_decompositions.py``, ``_solvers.py``); norms on the reduction
+engine (``_norms.py``); ``diagonal`` is a view and ``trace``, ``cross``, ``outer`` compose the
+elementwise and reduction functions (``_elementary.py``)."""
+from .._linear_algebra import matmul, tensordot, vecdot
+from ._decompositions import cholesky, eigh, eigvalsh, qr, svd, svdvals
+from ._elementary import cross, diagonal, matrix_transpose, outer, trace
+from ._errors import LinAlgError
+from ._norms import matrix_norm, vector_norm
+from ._solvers import det, inv, matrix_power, matrix_rank, pinv, slogdet, solve
+
+__all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
+           "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd",
+           "svdvals", "tensordot", "trace", "vecdot", "vector_norm", "LinAlgError"]

@@ -1,0 +1,354 @@
+"""cuSOLVER (and cuBLAS' batched LU) on gparray memory: the LAPACK routines behind
+``gparray.linalg``'s factorizations, through CuPy's bindings (cupy_backends.cuda.libs).
+
+Every function takes raw device pointers to C-contiguous stacks of ``count`` matrices that
+the caller allocated (the namespace copies its input first: these routines overwrite it),
+and works in LAPACK's column-major terms: a C-contiguous (R, C) buffer is the column-major
+C x R matrix, its transpose. The namespace (gparray/linalg/) chooses which of the two to
+hand over so that no extra transposition is needed (see its modules).
+
+* One cusolverDn handle per (device, host thread); the cuBLAS handle is ``_blas.handle``.
+  Before each call both are bound to the current stream, so the routines run in stream
+  order with gparray's kernels.
+* Workspaces come from gparray's pool on the current stream and go back to it when the
+  call returns (stream-ordered reuse is safe: the routines were queued before).
+* Stacks: small matrices in a stack use the batched routines (``batched``: cuBLAS
+  getrf/getri/getrsBatched, cuSOLVER potrfBatched, syevjBatched, gesvdjBatched), whose
+  pointer arrays are filled on the device (one ``gp_arange`` launch, no host transfer);
+  larger ones are a host loop of one call per matrix, sharing one workspace.
+* ``info``: the routines write their per-matrix status into an int32 array the caller
+  passed; nothing here reads it back (the caller does, once: that read synchronizes).
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import numpy as np
+
+from .. import _backend, _memory
+from .._kernels import _faults
+from . import _blas
+from ._launch import launch
+
+FILL_LOWER, FILL_UPPER = 0, 1              # cublasFillMode_t
+OP_N, OP_T, OP_C = 0, 1, 2                 # cublasOperation_t
+EIG_NOVECTOR, EIG_VECTOR = 0, 1            # cusolverEigMode_t
+INT32_MAX = 2**31 - 1
+PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
+REAL = {"float32": "float32", "float64": "float64", "complex64": "float32", "complex128": "float64"}
+
+# Largest sizes the batched routines take (syevjBatched and gesvdjBatched: at most 32 by
+# cuSOLVER's contract); the LU and Cholesky ones follow CuPy's measured rule of thumb
+# (batched while n * n <= 65536 * count).
+JACOBI_MAX = 32
+LU_BATCH_AREA = 65536
+
+_local = threading.local()
+
+
+def batched(routine: str, m: int, n: int, count: int) -> bool:
+    """Whether a stack of ``count`` m x n matrices goes to the batched form of ``routine``
+    ("getrf", "getri", "getrs", "potrf", "syevj", "gesvdj") rather than a host loop of one
+    call per matrix. Pure: tested on the CPU tier."""
+    if count < 2:
+        return False
+    if routine in ("syevj", "gesvdj"):
+        return m <= JACOBI_MAX and n <= JACOBI_MAX
+    if routine in ("getrf", "getri", "getrs", "potrf"):
+        return n * n <= LU_BATCH_AREA * count
+    raise ValueError(f"batched: unknown routine {routine!r}")
+
+
+# ---------------------------------------------------------------------------- plumbing
+# Tests replace these five functions (tests/_fake_solver.py): the library modules, the
+# handles, the device guard, temporary memory and the device pointer arrays.
+def _libs():
+    """(cusolver, cublas) binding modules of CuPy."""
+    from cupy_backends.cuda.libs import cublas, cusolver
+
+    return cusolver, cublas
+
+
+def _handles(dev: int):
+    """(cusolverDn handle, cuBLAS handle) of this thread on ``dev``, bound to the current
+    stream (``dev`` is the current device)."""
+    cp = _backend.cupy()
+    cusolver, cublas = _libs()
+    hs = getattr(_local, "handles", None)
+    if hs is None:
+        hs = _local.handles = {}
+    h = hs.get(dev)
+    if h is None:
+        h = hs[dev] = cusolver.create()
+    s = cp.cuda.get_current_stream().ptr
+    b = _blas.bind(dev, s)  # the stream and the pool workspace of the cuBLAS handle
+    cusolver.setStream(h, s)
+    return h, b
+
+
+def _device(dev: int):
+    """A context making ``dev`` the current device (nothing when it already is)."""
+    cp = _backend.cupy()
+    if cp.cuda.runtime.getDevice() == dev:
+        return contextlib.nullcontext()
+    return cp.cuda.Device(dev)
+
+
+def _alloc(nbytes: int, dev: int):
+    """A temporary pool Block on ``dev`` for the current stream."""
+    return _memory.alloc(nbytes, dev)
+
+
+def _ptr_array(base: int, step: int, count: int, dev: int):
+    """A pool Block holding the ``count`` device pointers base, base + step, ... (uint64),
+    filled on the device by one arange launch."""
+    blk = _memory.alloc(8 * count, dev)
+    launch("creation", "gp_arange<gp::uint64, long long>", dev, (count + 255) // 256,
+           (np.uint64(blk.ptr), np.int64(base), np.int64(step), np.int64(count)))
+    return blk
+
+
+def _check_sizes(name: str, *sizes) -> None:
+    big = max(sizes)
+    if big > INT32_MAX:
+        raise ValueError(f"{name}: a dimension of {big} exceeds cuSOLVER's 32-bit sizes")
+
+
+def _fn(lib, prefix: str, name: str):
+    return getattr(lib, prefix + name)
+
+
+# ---------------------------------------------------------------------------- Cholesky
+def potrf(dtype: str, n: int, a: int, count: int, uplo: int, info: int, dev: int) -> None:
+    """Cholesky factorization in place of the ``count`` column-major n x n matrices at ``a``
+    (contiguous, lda = n), from their ``uplo`` triangle (FILL_LOWER / FILL_UPPER, in
+    column-major terms) into the same triangle; the other triangle is left unspecified
+    (potrfBatched uses it as workspace). ``info``: int32[count], k > 0 when the leading
+    minor of order k is not positive definite."""
+    if count == 0 or n == 0:
+        return
+    _check_sizes("cholesky", n, count)
+    p, isz = PREFIX[dtype], np.dtype(dtype).itemsize
+    with _device(dev), _faults.checked("cholesky"):
+        cs, _ = _libs()
+        h, _b = _handles(dev)
+        step = n * n * isz
+        if batched("potrf", n, n, count):
+            ptrs = _ptr_array(a, step, count, dev)
+            _fn(cs, p, "potrfBatched")(h, uplo, n, ptrs.ptr, n, info, count)
+            return
+        lwork = _fn(cs, p, "potrf_bufferSize")(h, uplo, n, a, n)
+        work = _alloc(max(lwork, 1) * isz, dev)
+        f = _fn(cs, p, "potrf")
+        for i in range(count):
+            f(h, uplo, n, a + i * step, n, work.ptr, lwork, info + 4 * i)
+
+
+# ---------------------------------------------------------------------------- LU
+def getrf(dtype: str, n: int, a: int, count: int, ipiv: int, info: int, dev: int) -> None:
+    """LU factorization with partial pivoting, in place, of the ``count`` column-major
+    n x n matrices at ``a`` (contiguous, lda = n): L (unit diagonal, not stored) below the
+    diagonal, U on and above it; ``ipiv``: int32[count, n], 1-based rows swapped with row i;
+    ``info``: int32[count], k > 0 when U[k-1, k-1] is exactly zero (singular)."""
+    if count == 0 or n == 0:
+        return
+    _check_sizes("getrf", n, count)
+    p, isz = PREFIX[dtype], np.dtype(dtype).itemsize
+    with _device(dev), _faults.checked("getrf"):
+        cs, cb = _libs()
+        h, hb = _handles(dev)
+        step = n * n * isz
+        if batched("getrf", n, n, count):
+            ptrs = _ptr_array(a, step, count, dev)
+            _fn(cb, p, "getrfBatched")(hb, n, ptrs.ptr, n, ipiv, info, count)
+            return
+        lwork = _fn(cs, p, "getrf_bufferSize")(h, n, n, a, n)
+        work = _alloc(max(lwork, 1) * isz, dev)
+        f = _fn(cs, p, "getrf")
+        for i in range(count):
+            f(h, n, n, a + i * step, n, work.ptr, ipiv + 4 * n * i, info + 4 * i)
+
+
+def getrs(dtype: str, trans: int, n: int, nrhs: int, a: int, ipiv: int, b: int, count: int, dev: int) -> None:
+    """Solve op(A_i) X_i = B_i in place of B_i for the ``count`` LU factors at ``a``/``ipiv``
+    (as ``getrf`` left them) and the column-major n x nrhs right-hand sides at ``b``
+    (contiguous, ldb = n); ``trans``: OP_N, OP_T or OP_C. A singular factor gives
+    non-finite values (check getrf's info)."""
+    if count == 0 or n == 0 or nrhs == 0:
+        return
+    _check_sizes("getrs", n, nrhs, count)
+    p, isz = PREFIX[dtype], np.dtype(dtype).itemsize
+    with _device(dev), _faults.checked("getrs"):
+        cs, cb = _libs()
+        h, hb = _handles(dev)
+        sa, sb = n * n * isz, n * nrhs * isz
+        if batched("getrs", n, n, count):
+            pa = _ptr_array(a, sa, count, dev)
+            pb = _ptr_array(b, sb, count, dev)
+            host_info = np.zeros(1, np.int32)
+            _fn(cb, p, "getrsBatched")(hb, trans, n, nrhs, pa.ptr, n, ipiv, pb.ptr, n, host_info.ctypes.data,
+                                       count)
+            if host_info[0] != 0:
+                raise RuntimeError(f"getrs: cuBLAS getrsBatched rejected argument {-int(host_info[0])}")
+            return
+        scratch = _alloc(4, dev)
+        f = _fn(cs, p, "getrs")
+        for i in range(count):
+            f(h, trans, n, nrhs, a + i * sa, n, ipiv + 4 * n * i, b + i * sb, n, scratch.ptr)
+
+
+def inv(dtype: str, n: int, a: int, count: int, out: int, ipiv: int, info: int, dev: int) -> None:
+    """Inverses of the ``count`` column-major n x n matrices at ``a`` (overwritten by their
+    LU factors) into ``out`` (contiguous, ldc = n). When ``batched("getri", ...)``: cuBLAS
+    getrfBatched + getriBatched (``out`` written whole); else cuSOLVER getrf + getrs, where
+    ``out`` must hold identity matrices on entry. ``info`` as ``getrf``'s."""
+    if count == 0 or n == 0:
+        return
+    _check_sizes("inv", n, count)
+    p, isz = PREFIX[dtype], np.dtype(dtype).itemsize
+    if not batched("getri", n, n, count):
+        getrf(dtype, n, a, count, ipiv, info, dev)
+        getrs(dtype, OP_N, n, n, a, ipiv, out, count, dev)
+        return
+    with _device(dev), _faults.checked("inv"):
+        _cs, cb = _libs()
+        _h, hb = _handles(dev)
+        step = n * n * isz
+        pa = _ptr_array(a, step, count, dev)
+        pc = _ptr_array(out, step, count, dev)
+        scratch = _alloc(4 * count, dev)
+        _fn(cb, p, "getrfBatched")(hb, n, pa.ptr, n, ipiv, info, count)
+        _fn(cb, p, "getriBatched")(hb, n, pa.ptr, n, ipiv, pc.ptr, n, scratch.ptr, count)
+
+
+# ---------------------------------------------------------------------------- QR
+def geqrf(dtype: str, m: int, n: int, a: int, count: int, tau: int, dev: int) -> None:
+    """QR factorization in place of the ``count`` column-major m x n matrices at ``a``
+    (contiguous, lda = m): R on and above the diagonal, the Householder vectors below it,
+    their scalars in ``tau`` (dtype[count, min(m, n)])."""
+    if count == 0 or min(m, n) == 0:
+        return
+    _check_sizes("qr", m, n, count)
+    p, isz = PREFIX[dtype], np.dtype(dtype).itemsize
+    k = min(m, n)
+    with _device(dev), _faults.checked("qr"):
+        cs, _ = _libs()
+        h, _b = _handles(dev)
+        lwork = _fn(cs, p, "geqrf_bufferSize")(h, m, n, a, m)
+        work = _alloc(max(lwork, 1) * isz, dev)
+        scratch = _alloc(4, dev)
+        f = _fn(cs, p, "geqrf")
+        for i in range(count):
+            f(h, m, n, a + i * m * n * isz, m, tau + i * k * isz, work.ptr, lwork, scratch.ptr)
+
+
+def orgqr(dtype: str, m: int, nq: int, k: int, q: int, q_step: int, count: int, tau: int, dev: int) -> None:
+    """Form the m x nq matrices Q with orthonormal columns (the first nq columns of
+    H_1 ... H_k) in place of the column-major reflectors at ``q`` (lda = m; matrix i at
+    q + i * q_step elements), ``tau`` as ``geqrf`` wrote it (k per matrix)."""
+    if count == 0 or m == 0 or nq == 0:
+        return
+    _check_sizes("qr", m, nq, count)
+    p, isz = PREFIX[dtype], np.dtype(dtype).itemsize
+    name = "orgqr" if p in "sd" else "ungqr"
+    with _device(dev), _faults.checked("qr"):
+        cs, _ = _libs()
+        h, _b = _handles(dev)
+        lwork = _fn(cs, p, name + "_bufferSize")(h, m, nq, k, q, m, tau)
+        work = _alloc(max(lwork, 1) * isz, dev)
+        scratch = _alloc(4, dev)
+        f = _fn(cs, p, name)
+        for i in range(count):
+            f(h, m, nq, k, q + i * q_step * isz, m, tau + i * k * isz, work.ptr, lwork, scratch.ptr)
+
+
+# ---------------------------------------------------------------------------- Hermitian eigen
+def syevd(dtype: str, n: int, a: int, count: int, w: int, vectors: bool, uplo: int, info: int, dev: int) -> None:
+    """Eigenvalues (ascending, real: ``w`` is real[count, n]) and, with ``vectors``, the
+    orthonormal eigenvectors (the columns of the column-major matrices, in place of ``a``)
+    of the ``count`` Hermitian n x n matrices at ``a`` (contiguous, lda = n), read from
+    their ``uplo`` triangle. Small stacks: syevjBatched (Jacobi), else syevd (divide and
+    conquer) per matrix. ``info``: int32[count], > 0 when the iteration did not converge."""
+    if count == 0 or n == 0:
+        return
+    _check_sizes("eigh", n, count)
+    p, isz = PREFIX[dtype], np.dtype(dtype).itemsize
+    rsz = np.dtype(REAL[dtype]).itemsize
+    jobz = EIG_VECTOR if vectors else EIG_NOVECTOR
+    herm = "sy" if p in "sd" else "he"
+    with _device(dev), _faults.checked("eigh"):
+        cs, _ = _libs()
+        h, _b = _handles(dev)
+        if batched("syevj", n, n, count):
+            params = cs.createSyevjInfo()
+            try:
+                lwork = _fn(cs, p, herm + "evjBatched_bufferSize")(h, jobz, uplo, n, a, n, w, params, count)
+                work = _alloc(max(lwork, 1) * isz, dev)
+                _fn(cs, p, herm + "evjBatched")(h, jobz, uplo, n, a, n, w, work.ptr, lwork, info, params, count)
+            finally:
+                cs.destroySyevjInfo(params)
+            return
+        lwork = _fn(cs, p, herm + "evd_bufferSize")(h, jobz, uplo, n, a, n, w)
+        work = _alloc(max(lwork, 1) * isz, dev)
+        f = _fn(cs, p, herm + "evd")
+        for i in range(count):
+            f(h, jobz, uplo, n, a + i * n * n * isz, n, w + i * n * rsz, work.ptr, lwork, info + 4 * i)
+
+
+# ---------------------------------------------------------------------------- SVD
+def gesvd(dtype: str, m: int, n: int, a: int, count: int, s: int, jobu: str, u: int, ldu: int, u_cols: int,
+          jobvt: str, vt: int, ldvt: int, info: int, dev: int) -> None:
+    """Singular value decomposition A_i = U_i S_i VT_i of the ``count`` column-major
+    m x n matrices at ``a`` (contiguous, lda = m; destroyed), m >= n (cuSOLVER's gesvd
+    takes no wide matrix). ``s``: real[count, n], descending. ``jobu`` "A" (U is m x m),
+    "S" (m x n) or "N" (not computed); U_i at u + i * ldu * u_cols elements. ``jobvt`` "A"/
+    "S" (VT is n x n) or "N"; VT_i at vt + i * ldvt * n. ``info``: int32[count], > 0 when
+    the bidiagonal iteration did not converge."""
+    if count == 0 or n == 0:
+        return
+    if m < n:
+        raise ValueError(f"gesvd: needs m >= n, got {m} x {n} (a gparray bug)")
+    _check_sizes("svd", m, n, count)
+    p, isz = PREFIX[dtype], np.dtype(dtype).itemsize
+    rsz = np.dtype(REAL[dtype]).itemsize
+    with _device(dev), _faults.checked("svd"):
+        cs, _ = _libs()
+        h, _b = _handles(dev)
+        lwork = _fn(cs, p, "gesvd_bufferSize")(h, m, n)
+        work = _alloc(max(lwork, 1) * isz, dev)
+        f = _fn(cs, p, "gesvd")
+        su, svt = ldu * u_cols * isz, ldvt * n * isz
+        for i in range(count):
+            f(h, ord(jobu), ord(jobvt), m, n, a + i * m * n * isz, m, s + i * n * rsz,
+              u + i * su if u else 0, ldu, vt + i * svt if vt else 0, ldvt, work.ptr, lwork, 0, info + 4 * i)
+
+
+def gesvdj_batched(dtype: str, m: int, n: int, a: int, count: int, s: int, u: int, v: int, vectors: bool,
+                   info: int, dev: int) -> None:
+    """Jacobi SVD A_i = U_i S_i V_i^H of a stack of small (m, n <= 32) column-major m x n
+    matrices at ``a`` (contiguous, lda = m; destroyed): ``s`` real[count, min(m, n)]
+    (descending), U_i the full m x m (ldu = m) at ``u``, V_i (not V^H) the full n x n
+    (ldv = n) at ``v``, both contiguous stacks (needed even without ``vectors``).
+    ``info``: int32[count], > 0 when the iteration did not converge."""
+    if count == 0 or min(m, n) == 0:
+        return
+    if not batched("gesvdj", m, n, count):
+        raise ValueError(f"gesvdj_batched: {count} matrices of {m} x {n} do not fit the batched "
+                         "Jacobi SVD (a gparray bug)")
+    p, isz = PREFIX[dtype], np.dtype(dtype).itemsize
+    jobz = EIG_VECTOR if vectors else EIG_NOVECTOR
+    with _device(dev), _faults.checked("svd"):
+        cs, _ = _libs()
+        h, _b = _handles(dev)
+        params = cs.createGesvdjInfo()
+        try:
+            lwork = _fn(cs, p, "gesvdjBatched_bufferSize")(h, jobz, m, n, a, m, s, u, m, v, n, params, count)
+            work = _alloc(max(lwork, 1) * isz, dev)
+            _fn(cs, p, "gesvdjBatched")(h, jobz, m, n, a, m, s, u, m, v, n, work.ptr, lwork, info, params, count)
+        finally:
+            cs.destroyGesvdjInfo(params)
+
+
+__all__ = ["batched", "potrf", "getrf", "getrs", "inv", "geqrf", "orgqr", "syevd", "gesvd", "gesvdj_batched",
+           "FILL_LOWER", "FILL_UPPER", "OP_N", "OP_T", "OP_C", "PREFIX", "REAL"]

@@ -1,0 +1,70 @@
+"""The array operations gparray.linalg's algorithms use, bound to gparray.
+
+The algorithms in ``_decompositions.py`` and ``_solvers.py`` take this module as their
+first argument (``o``) and reach arrays only through it and through the engine calls
+(gparray/_engine/_solver.py), which take pointers. The CPU tier runs the very same
+algorithms with ``o`` a NumPy twin of this module and the cuSOLVER bindings replaced by a
+LAPACK model on host memory (tests/_fake_solver.py), so the column-major bookkeeping is
+checked against numpy.linalg without a GPU.
+"""
+from __future__ import annotations
+
+from .. import _dtypes as _dt
+from .._array import Array, _copy, _empty, _to_host
+from .._creation import arange as _arange, astype, eye as _eye, tril, triu, zeros as _zeros  # noqa: F401
+from .._elementwise_funcs import abs, conj, log, sign  # noqa: F401,A004
+from .._linear_algebra import matmul  # noqa: F401
+from .._manipulation import broadcast_to, expand_dims, reshape  # noqa: F401
+from .._searching import count_nonzero, where  # noqa: F401
+from .._statistical import max, prod, sum  # noqa: F401,A004
+
+
+def is_array(x) -> bool:
+    return isinstance(x, Array)
+
+
+def contig(x, dtype):
+    """A new C-contiguous copy of ``x`` (any layout) converted to ``dtype``."""
+    return _copy(x, dtype)
+
+
+def empty(shape, dtype, like):
+    """An uninitialized C-contiguous array on ``like``'s device."""
+    return _empty(tuple(shape), dtype, like._device)
+
+
+def zeros(shape, dtype, like):
+    return _zeros(tuple(shape), dtype=dtype, device=like._device)
+
+
+def eye(batch: tuple, n: int, dtype, like):
+    """A C-contiguous stack of identity matrices, shape batch + (n, n)."""
+    e = _eye(n, dtype=dtype, device=like._device)
+    return _copy(broadcast_to(e, tuple(batch) + (n, n))) if batch else e
+
+
+def ptr(x) -> int:
+    return x._ptr
+
+
+def dev(x) -> int:
+    return x._device._id
+
+
+def host(x):
+    """``x`` as a NumPy array (a device-to-host copy: synchronizes the current stream)."""
+    return _to_host(x)
+
+
+def diag(x):
+    """The main diagonals of a stack of square matrices, shape (..., n): a view."""
+    st = x._strides
+    return x._view(x._offset, x._shape[:-1], st[:-2] + (st[-2] + st[-1],))
+
+
+def promote(d1, d2):
+    return _dt.promote_types(d1, d2)
+
+
+def arange(start: int, stop: int, dtype, like):
+    return _arange(start, stop, dtype=dtype, device=like._device)
