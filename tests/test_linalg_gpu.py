@@ -155,11 +155,13 @@ def test_det_slogdet(path, dtype, shape):
     a = rand(shape, dtype, 3)
     wd = np.linalg.det(wide(a))
     ws, wl = np.linalg.slogdet(wide(a))
+    finite = np.all(wl < np.log(np.finfo(dtype).max) - 1)   # else det over- or underflows, as NumPy's does
     for name, x in views(a):
         d = LA.det(x)
         assert d.dtype == getattr(xp, dtype) and d.shape == shape[:-2]
-        close(np.log(np.abs(host(d))), wl, dtype, 100)
-        close(host(d) / np.abs(host(d)), ws, dtype, 100)
+        if finite:
+            close(np.log(np.abs(host(d))), wl, dtype, 100)
+            close(host(d) / np.abs(host(d)), ws, dtype, 100)
         sign, logabs = LA.slogdet(x)
         assert sign.dtype == getattr(xp, dtype) and logabs.dtype == np.dtype(dtype).char.lower()
         close(sign, ws, dtype, 100)

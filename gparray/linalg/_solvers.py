@@ -47,13 +47,16 @@ def _inv(o, x):
     count = _shapes.prod(b)
     if count == 0 or n == 0:
         return o.empty(x.shape, dt, x)
-    a = o.contig(x, dt)                     # column-major x^T; its inverse's view is inv(x)
+    # column-major x (the C-contiguous copy of x^T), factored as LAPACK sees NumPy's input, so
+    # exactly singular matrices show the same zero pivots as numpy.linalg.inv; the inverse
+    # comes back column-major: its C-order view is the transpose
+    a = o.contig(x.mT, dt)
     ipiv = o.empty(b + (n,), _I32, x)
     info = o.empty(b, _I32, x)
     out = o.empty(x.shape, dt, x) if _solver.batched("getri", n, n, count) else o.eye(b, n, dt, x)
     _solver.inv(dt.name, n, o.ptr(a), count, o.ptr(out), o.ptr(ipiv), o.ptr(info), o.dev(x))
     check_info("inv", o.host(info), b, "Singular matrix")
-    return out
+    return out.mT
 
 
 # ---------------------------------------------------------------------------- solve
@@ -106,7 +109,7 @@ def _solve(o, x1, x2):
 def _lu_diag(o, x, dt, b, n):
     """(the diagonals of U (..., n), the pivots' sign (..., int64 +1/-1)) of the LU of x."""
     count = _shapes.prod(b)
-    a = o.contig(x, dt)
+    a = o.contig(x.mT, dt)                   # column-major x: the LU NumPy's LAPACK call computes
     ipiv = o.empty(b + (n,), _I32, x)
     info = o.empty(b, _I32, x)               # not read: a singular matrix has a zero on U's diagonal
     _solver.getrf(dt.name, n, o.ptr(a), count, o.ptr(ipiv), o.ptr(info), o.dev(x))
