@@ -10,7 +10,8 @@ linalg algorithms (gparray/linalg/_decompositions.py, _solvers.py) run on the ho
   types are read from its docstring, e.g. ``dgetrf(intptr_t handle, int m, ...)``), bound
   by position to those names, so a swapped or missing argument computes garbage or fails.
   The routines are a LAPACK model in NumPy on column-major views of host memory
-  (``cm``): LU with partial pivoting, Cholesky, Householder QR, eigh, SVD.
+  (``cm``): LU with partial pivoting, Cholesky, Householder QR, eigh, SVD, and the 64-bit
+  generic ``xgeev`` (general eigenproblem: real input packed as LAPACK's sgeev/dgeev).
 * ``NumpyOps``: the twin of gparray/linalg/_xp.py on NumPy arrays.
 * ``install(monkeypatch, mem)``: points gparray/_engine/_solver.py's plumbing at the fakes.
 """
@@ -23,7 +24,10 @@ import numpy as np
 SOLVER_HANDLE, BLAS_HANDLE = 1001, 2002
 _I32 = np.dtype("int32")
 _PREFIX = {"s": "float32", "d": "float64", "c": "complex64", "z": "complex128"}
-_PLUMBING = ("create", "setStream", "createSyevjInfo", "destroySyevjInfo", "createGesvdjInfo", "destroyGesvdjInfo")
+_PLUMBING = ("create", "setStream", "createSyevjInfo", "destroySyevjInfo", "createGesvdjInfo", "destroyGesvdjInfo",
+             "createParams", "destroyParams")
+_CUDA_TYPE = {0: "float32", 1: "float64", 4: "complex64", 5: "complex128"}   # cudaDataType_t
+_COMPLEX = {"float32": "complex64", "float64": "complex128", "complex64": "complex64", "complex128": "complex128"}
 
 
 # ---------------------------------------------------------------------------- memory
@@ -181,7 +185,7 @@ class FakeLib:
     def __getattr__(self, name):
         real = getattr(self.real, name)         # AttributeError: no such binding
         sig = _sig(real)
-        if name in _PLUMBING:
+        if name in _PLUMBING or name.startswith("x"):    # x...: the generic API, types as arguments
             family, dtype = name, None
         else:
             m = re.fullmatch(r"([sdcz])(\w+)", name)
@@ -227,6 +231,12 @@ class FakeLib:
 
     def _destroyGesvdjInfo(self, dtype, info):
         assert info == 78
+
+    def _createParams(self, dtype):
+        return 79
+
+    def _destroyParams(self, dtype, params):
+        assert params == 79
 
     # -- helpers
     def _work(self, name, dtype, work, lwork):
@@ -413,6 +423,65 @@ class FakeLib:
                 uu[...], vv[...] = u, vh.conj().T
             _garbage(a)
         self._info(info, [0] * batchSize, "gesvdjBatched info")
+
+    # -- general eigenproblem (cusolverDnXgeev, the 64-bit generic API)
+    def _geev_check(self, params, jobvl, jobvr, n, dataTypeA, lda, dataTypeW, dataTypeVL, ldvl, dataTypeVR, ldvr,
+                    computeType):
+        """The combination gparray (and CuPy) use: A, VL, VR and the compute type of one dtype,
+        W complex of its precision; only right eigenvectors."""
+        assert params == 79, f"xgeev: params {params}"
+        assert jobvl == 0, "xgeev: cuSOLVER computes no left eigenvectors (jobvl must be NOVECTOR)"
+        assert jobvr in (0, 1), f"xgeev: jobvr {jobvr}"
+        dt = _CUDA_TYPE[dataTypeA]
+        assert _CUDA_TYPE[dataTypeW] == _COMPLEX[dt], f"xgeev: W of type {dataTypeW} for A of {dt}"
+        assert dataTypeVL == dataTypeVR == computeType == dataTypeA, (dataTypeVL, dataTypeVR, computeType)
+        assert n >= 1 and lda >= n and ldvl >= 1 and ldvr >= (n if jobvr else 1), (n, lda, ldvl, ldvr)
+        return dt
+
+    def _xgeev_bufferSize(self, dtype, handle, params, jobvl, jobvr, n, dataTypeA, A, lda, dataTypeW, W, dataTypeVL,
+                          VL, ldvl, dataTypeVR, VR, ldvr, computeType):
+        dt = self._geev_check(params, jobvl, jobvr, n, dataTypeA, lda, dataTypeW, dataTypeVL, ldvl, dataTypeVR, ldvr,
+                              computeType)
+        self.mem.cm(A, n, n, lda, dt, "xgeev_bufferSize A")
+        sizes = (np.dtype(dt).itemsize * (n * n + 7), 8 * n + 13)      # (device bytes, host bytes)
+        self.bufsize["xgeev"] = sizes
+        return sizes
+
+    def _xgeev(self, dtype, handle, params, jobvl, jobvr, n, dataTypeA, A, lda, dataTypeW, W, dataTypeVL, VL, ldvl,
+               dataTypeVR, VR, ldvr, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost,
+               workspaceInBytesOnHost, info):
+        dt = self._geev_check(params, jobvl, jobvr, n, dataTypeA, lda, dataTypeW, dataTypeVL, ldvl, dataTypeVR, ldvr,
+                              computeType)
+        dsz, hsz = self.bufsize["xgeev"]
+        assert workspaceInBytesOnDevice >= dsz and workspaceInBytesOnHost >= hsz, "xgeev: workspace below bufferSize"
+        self.mem.check(bufferOnDevice, workspaceInBytesOnDevice, "xgeev device workspace")
+        self.mem.check(bufferOnHost, workspaceInBytesOnHost, "xgeev host workspace")
+        a = self.mem.cm(A, n, n, lda, dt, "xgeev A")
+        w, v = np.linalg.eig(a)
+        self.mem.vec(W, n, _COMPLEX[dt], "xgeev W")[:] = w
+        if jobvr == 1:
+            self.mem.cm(VR, n, n, ldvr, dt, "xgeev VR")[...] = v if np.dtype(dt).kind == "c" else lapack_pack(w, v)
+        _garbage(a)
+        self._info(info, [0])
+
+
+def lapack_pack(w, v):
+    """Real VR as sgeev/dgeev return it from NumPy's complex (w, v) of a real matrix: a real
+    eigenvalue's vector in its column; a conjugate pair (positive imaginary part first) as
+    Re v_j, Im v_j in columns j, j+1."""
+    n = len(w)
+    out = np.empty((n, n), v.real.dtype)
+    j = 0
+    while j < n:
+        if np.imag(w[j]) == 0:
+            out[:, j] = np.real(v[:, j])
+            j += 1
+            continue
+        assert np.imag(w[j]) > 0 and j + 1 < n and w[j + 1] == np.conj(w[j]), "not LAPACK's pair order"
+        assert np.array_equal(v[:, j + 1], np.conj(v[:, j]))
+        out[:, j], out[:, j + 1] = np.real(v[:, j]), np.imag(v[:, j])
+        j += 2
+    return out
 
 
 # ---------------------------------------------------------------------------- arrays

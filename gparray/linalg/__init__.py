@@ -7,11 +7,12 @@ engine (``_norms.py``); ``diagonal`` is a view and ``trace``, ``cross``, ``outer
 elementwise and reduction functions (``_elementary.py``)."""
 from .._linear_algebra import matmul, tensordot, vecdot
 from ._decompositions import cholesky, eigh, eigvalsh, qr, svd, svdvals
+from ._eig import eig, eigvals
 from ._elementary import cross, diagonal, matrix_transpose, outer, trace
 from ._errors import LinAlgError
 from ._norms import matrix_norm, vector_norm
 from ._solvers import det, inv, matrix_power, matrix_rank, pinv, slogdet, solve
 
-__all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
-           "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd",
-           "svdvals", "tensordot", "trace", "vecdot", "vector_norm", "LinAlgError"]
+__all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul",
+           "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
+           "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm", "LinAlgError"]
