@@ -67,15 +67,44 @@ __device__ __forceinline__ T sorted_at(const T* src, const long long* perm, long
     return GATHER ? src[perm[e]] : src[e];
 }
 
-// One round of a warp: the element at e (< n) and whether it starts a group. Every lane of
-// the warp must call it (it shuffles).
-template <class T, bool GATHER>
-__device__ __forceinline__ bool head_at(const T* src, const long long* perm, long long e, long long n, T& v) {
-    const bool in = e < n;
-    if (in) v = sorted_at<T, GATHER>(src, perm, e);
-    T prev = shfl_up1(v);
-    if ((threadIdx.x & 31) == 0 && in && e > 0) prev = sorted_at<T, GATHER>(src, perm, e - 1);
-    return in && (e == 0 || !(v == prev));
+// v of lane 31 to every lane.
+template <class T>
+__device__ __forceinline__ T shfl_31(const T& v) {
+    constexpr int W = (sizeof(T) + 3) / 4;
+    union U {
+        T t;
+        unsigned int w[W];
+        __device__ U() : w{} {}
+    } u;
+    u.t = v;
+#pragma unroll
+    for (int i = 0; i < W; ++i) u.w[i] = __shfl_sync(0xffffffffu, u.w[i], 31);
+    return u.t;
+}
+
+// A warp's R rounds of elements (round k: element base + 32 k + lane), every load issued
+// before any is used, and head[k]: whether round k's element starts a group. The element
+// before round k's lane 0 is round k - 1's lane 31 (a shuffle); before round 0, one load.
+// Every lane of the warp must call it.
+template <class T, bool GATHER, int R>
+__device__ __forceinline__ void rounds_and_heads(const T* src, const long long* perm, long long base, long long n,
+                                                 T (&v)[R], bool (&head)[R]) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+        const long long e = base + 32 * k + lane;
+        v[k] = e < n ? sorted_at<T, GATHER>(src, perm, e) : T{};
+    }
+    T before{};
+    if (base > 0 && base - 1 < n) before = sorted_at<T, GATHER>(src, perm, base - 1);
+#pragma unroll
+    for (int k = 0; k < R; ++k) {
+        const T up = shfl_up1(v[k]);
+        const T last = k > 0 ? shfl_31(v[k > 0 ? k - 1 : 0]) : before;
+        const T prev = lane == 0 ? last : up;
+        const long long e = base + 32 * k + lane;
+        head[k] = e < n && (e == 0 || !(v[k] == prev));
+    }
 }
 
 }  // namespace sets
@@ -87,14 +116,16 @@ gp_unique_count(long long* __restrict__ counts, T* __restrict__ sorted, const T*
                 const long long* __restrict__ perm, long long n) {
     __shared__ int s_cnt[GP_SET_BLOCK / 32];
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    const long long base = static_cast<long long>(blockIdx.x) * GP_SET_TILE + w * GP_SET_WSEG + lane;
+    const long long base = static_cast<long long>(blockIdx.x) * GP_SET_TILE + w * GP_SET_WSEG;
+    T v[GP_SET_ROUNDS];
+    bool head[GP_SET_ROUNDS];
+    gp::sets::rounds_and_heads<T, GATHER, GP_SET_ROUNDS>(src, perm, base, n, v, head);
     int c = 0;
-    T v{};
-#pragma unroll 4
+#pragma unroll
     for (int k = 0; k < GP_SET_ROUNDS; ++k) {
-        const long long e = base + k * 32;
-        if (gp::sets::head_at<T, GATHER>(src, perm, e, n, v)) ++c;
-        if (GATHER && e < n) sorted[e] = v;
+        c += head[k] ? 1 : 0;
+        const long long e = base + 32 * k + lane;
+        if (GATHER && e < n) sorted[e] = v[k];
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) c += __shfl_down_sync(0xffffffffu, c, o);
@@ -116,10 +147,10 @@ gp_unique_write(T* __restrict__ values, long long* __restrict__ indices, long lo
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const long long base = static_cast<long long>(blockIdx.x) * GP_SET_TILE + w * GP_SET_WSEG;
     unsigned int masks[GP_SET_ROUNDS];
-    T v{};
-    const int c = gp::compact::ballot_rounds<GP_SET_ROUNDS>([&](int k) {
-        return gp::sets::head_at<T, false>(s, nullptr, base + k * 32 + lane, n, v);
-    }, masks);
+    T v[GP_SET_ROUNDS];
+    bool head[GP_SET_ROUNDS];
+    gp::sets::rounds_and_heads<T, false, GP_SET_ROUNDS>(s, nullptr, base, n, v, head);
+    const int c = gp::compact::ballot_rounds<GP_SET_ROUNDS>([&](int k) { return head[k]; }, masks);
     long long pos = gp::compact::warp_start<GP_SET_BLOCK>(c, incl);  // heads before this round
     const unsigned int upto = 0xffffffffu >> (31 - lane);  // lanes <= this one
 #pragma unroll
@@ -129,7 +160,7 @@ gp_unique_write(T* __restrict__ values, long long* __restrict__ indices, long lo
         if (e < n) {
             const long long g = pos + __popc(m & upto) - 1;
             if ((m >> lane) & 1u) {
-                values[g] = s[e];
+                values[g] = v[k];
                 if (IDX) indices[g] = perm[e];
                 if (FIRST) first[g] = e;
             }
