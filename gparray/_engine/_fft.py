@@ -4,9 +4,11 @@
 Bindings: CuPy's ``cupy.cuda.cufft`` module loads libcufft (``cp.cuda.cufft`` finds it
 through cuda-pathfinder) and gives the executions (``execC2C`` ... ``execZ2D``, fast Cython
 calls that release the GIL). It does not expose the plan functions a caller needs to
-manage work areas and streams itself (``cufftMakePlanMany64``, ``cufftSetWorkArea``,
-``cufftSetStream``, ``cufftDestroy``): those are called through ``ctypes`` on the same
-loaded library (found in the process's memory map, else through cuda-pathfinder).
+manage work areas and streams itself (``cufftCreate``, ``cufftMakePlanMany64``,
+``cufftSetWorkArea``, ``cufftSetStream``, ``cufftDestroy``): those are called through
+``ctypes``, looked up through CuPy's extension module itself (``dlsym`` on its handle
+searches the libraries it is linked with), so they come from the very libcufft its
+executions call; the process's memory map and cuda-pathfinder are the fallbacks.
 Nothing here runs at import: the first transform loads everything.
 
 Plans: ``cufftMakePlanMany64`` with the advanced layout of the step (or the basic layout),
@@ -158,7 +160,7 @@ class _Lib:
         cp = _backend.cupy()
         mod = cp.cuda.cufft            # loads libcufft (cuda-pathfinder), then the bindings
         self.execs = {k: getattr(mod, name) for k, name in _EXEC_NAMES.items()}
-        lib = ctypes.CDLL(_library_path())
+        lib = _library(mod)
         i, ll, vp = ctypes.c_int, ctypes.c_longlong, ctypes.c_void_p
         llp = ctypes.POINTER(ll)
 
@@ -176,25 +178,37 @@ class _Lib:
         self.cp = cp
 
 
-def _library_path() -> str:
-    """The libcufft that CuPy's bindings use: the mapped file (Linux), else the one
-    cuda-pathfinder loads, else the loader's search."""
+def _library(mod):
+    """A ctypes handle whose symbols are those of the libcufft CuPy's bindings call: CuPy's
+    extension module (its dependencies are searched too), else the libcufft mapped into the
+    process, else the one cuda-pathfinder loads."""
+    paths = [getattr(mod, "__file__", None)]
     try:
         with open("/proc/self/maps") as fh:
             for line in fh:
                 path = line.rsplit(None, 1)[-1] if "/" in line else ""
-                if os.path.basename(path).startswith("libcufft.so"):
-                    return path
+                if os.path.basename(path).startswith("libcufft.so") and path not in paths:
+                    paths.append(path)
     except OSError:
         pass
     try:
         from cuda import pathfinder
 
-        return pathfinder.load_nvidia_dynamic_lib("cufft").abs_path
+        paths.append(pathfinder.load_nvidia_dynamic_lib("cufft").abs_path)
     except Exception:
-        import ctypes.util
-
-        return ctypes.util.find_library("cufft") or "libcufft.so"
+        pass
+    paths.append("libcufft.so")
+    errors = []
+    for path in paths:
+        if not path:
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+            lib.cufftMakePlanMany64    # noqa: B018  (the symbol must resolve through this handle)
+            return lib
+        except (OSError, AttributeError) as exc:
+            errors.append(f"{path}: {exc}")
+    raise RuntimeError("fft: libcufft's plan functions could not be found (" + "; ".join(errors) + ")")
 
 
 _lib_obj = None
@@ -338,10 +352,11 @@ def _execute(step, double, forward, in_ptr, out_ptr, dev):
                 lib = _lib()
                 _check(lib.set_stream(h, stream), "cufftSetStream")
                 plan.stream = stream
-            if work is not None and plan.work != work.ptr:
+            wptr = work.ptr if work is not None else 0
+            if plan.work != wptr:
                 lib = lib or _lib()
-                _check(lib.set_work_area(h, work.ptr), "cufftSetWorkArea")
-                plan.work = work.ptr
+                _check(lib.set_work_area(h, wptr or None), "cufftSetWorkArea")
+                plan.work = wptr
             ex = plan.exec
             if not step.loops:
                 if kind == C2C:

@@ -39,6 +39,7 @@ axes, then ``irfft``). Strides here are in elements.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 C2C, R2C, C2R = "c2c", "r2c", "c2r"
@@ -46,6 +47,11 @@ MAX_RANK = 3              # cuFFT transforms at most 3 axes in one plan
 MAX_LOOPS = 8             # host loops over unmergeable batch dimensions: always fine up to this
 MAX_LOOPS_LARGE = 64      # ... and up to this when each call moves at least LARGE_CALL elements
 LARGE_CALL = 1 << 18
+# The layout of a transform's new output: "input" (default): the input's order of the axes,
+# so a C-contiguous input gives a C-contiguous result (a transform along axis 0 of a matrix
+# reads and writes columns); "batch": the transformed axes innermost (each signal written
+# contiguously; the result is then a permuted view). GPARRAY_FFT_OUT_ORDER, read at import.
+OUT_ORDER = os.environ.get("GPARRAY_FFT_OUT_ORDER", "input").strip().lower()
 
 
 def _prod(xs) -> int:
@@ -77,8 +83,12 @@ class Step:
 
     def key(self) -> tuple:
         """What a cuFFT plan depends on (the loops and the axes' names are not part of it)."""
-        return (self.kind, self.n, self.inembed, self.istride, self.idist, self.onembed, self.ostride,
-                self.odist, self.batch)
+        k = self.__dict__.get("_key")
+        if k is None:
+            k = (self.kind, self.n, self.inembed, self.istride, self.idist, self.onembed, self.ostride,
+                 self.odist, self.batch)
+            object.__setattr__(self, "_key", k)
+        return k
 
 
 @dataclass(frozen=True)
@@ -92,6 +102,19 @@ class Buf:
 
     def strides(self) -> tuple:
         return dense_strides(self.shape, self.order)
+
+    def layout(self, itemsize: int) -> tuple:
+        """(shape in memory order, byte strides of the logical axes) for elements of
+        ``itemsize`` bytes (memoized)."""
+        cache = self.__dict__.get("_layouts")
+        if cache is None:
+            cache = {}
+            object.__setattr__(self, "_layouts", cache)
+        v = cache.get(itemsize)
+        if v is None:
+            v = cache[itemsize] = (tuple(self.shape[a] for a in self.order),
+                                   tuple(st * itemsize for st in self.strides()))
+        return v
 
 
 @dataclass(frozen=True)
@@ -206,6 +229,13 @@ def plan_step(kind, axes, in_shape, in_strides, out_shape, out_strides):
     return Step(kind, axes, n, ie[0], ie[1], idist, oe[0], oe[1], odist, batch, loops)
 
 
+def output_order(shape, strides, group) -> tuple:
+    """The memory order of a new output buffer for a call over ``group`` (see OUT_ORDER)."""
+    if OUT_ORDER == "batch":
+        return batch_major(shape, strides, group)
+    return like_order(shape, strides)
+
+
 def pick_group(remaining, shape, strides, limit=MAX_RANK):
     """Up to ``limit`` of the ``remaining`` axes to transform in one call: the innermost
     ones (smallest strides) whose strides nest, in cuFFT order; None when even the
@@ -273,7 +303,7 @@ def _c2c(b: _Builder, axes, forward):
             if b.owned:
                 out_strides = b.strides
             else:
-                out_order = like_order(b.shape, b.strides)
+                out_order = output_order(b.shape, b.strides, group)
                 out_strides = dense_strides(b.shape, out_order)
             step = plan_step(C2C, group, b.shape, b.strides, b.shape, out_strides)
         if step is None:
@@ -309,13 +339,13 @@ def _r2c(b: _Builder, axes, out_last):
     step = None
     if group is not None:
         out_shape = b.shape[:last] + (out_last,) + b.shape[last + 1:]
-        out_order = like_order(b.shape, b.strides)
+        out_order = output_order(b.shape, b.strides, group)
         step = plan_step(R2C, group, b.shape, b.strides, out_shape, dense_strides(out_shape, out_order))
     if step is None:
         group = group or [last]
         b.relayout(False, group)
         out_shape = b.shape[:last] + (out_last,) + b.shape[last + 1:]
-        out_order = like_order(b.shape, b.strides)
+        out_order = output_order(b.shape, b.strides, group)
         step = plan_step(R2C, group, b.shape, b.strides, out_shape, dense_strides(out_shape, out_order))
     dst = b.new(True, out_shape, out_order)
     b.exec_(step, dst, True)
@@ -332,11 +362,11 @@ def _c2r(b: _Builder, axes, n_last):
         b.ops.append(("real", dst, b.cur, b._take_scale()))
         b.move(dst)
         return
-    out_order = like_order(b.shape, b.strides)
+    out_order = output_order(b.shape, b.strides, [last])
     step = plan_step(C2R, [last], b.shape, b.strides, out_shape, dense_strides(out_shape, out_order))
     if step is None:
         b.relayout(True, [last])
-        out_order = like_order(b.shape, b.strides)
+        out_order = output_order(b.shape, b.strides, [last])
         step = plan_step(C2R, [last], b.shape, b.strides, out_shape, dense_strides(out_shape, out_order))
     dst = b.new(False, out_shape, out_order)
     b.exec_(step, dst, False)
@@ -359,9 +389,10 @@ def _load_order(kind, cooked, shape, strides, axes):
     b = _Builder(cooked, bs, False)
     group = _halved_group(b, [a for a in axes[:-1] if cooked[a] > 1], last)
     out_shape = cooked[:last] + (cooked[last] // 2 + 1,) + cooked[last + 1:]
-    if plan_step(R2C, group, cooked, bs, out_shape, dense_strides(out_shape, order)) is not None:
+    if group is not None and plan_step(R2C, group, cooked, bs, out_shape,
+                                       dense_strides(out_shape, output_order(cooked, bs, group))) is not None:
         return order
-    return batch_major(cooked, bs, group)
+    return batch_major(cooked, bs, group or [last])
 
 
 def plan_transform(kind, shape, strides, axes, sizes, *, n_last=None, forward=True, direct=True,
@@ -430,4 +461,4 @@ def recipe(kind, shape, strides, axes, sizes, n_last=None, forward=True, direct=
 
 
 __all__ = ["C2C", "R2C", "C2R", "Step", "Buf", "Recipe", "plan_step", "plan_transform", "recipe", "pick_group",
-           "like_order", "batch_major", "dense_strides", "loops_ok"]
+           "like_order", "batch_major", "output_order", "dense_strides", "loops_ok"]

@@ -15,7 +15,11 @@ into a new buffer), shorter ones truncate it (a view: nothing is copied); ``s[i]
 means the input's length. Repeated axes are a ValueError (the standard leaves them
 implementation-defined). Results may be non-C-contiguous: a transform's output is laid out
 like its input (a transposed input gives a transposed result) or, when the planner had to
-move the transformed axes innermost, in that order.
+move the transformed axes innermost, in that order (``GPARRAY_FFT_OUT_ORDER=batch`` puts
+them innermost always; gparray/_engine/_fft_plan.py).
+
+A repeated call (same function, input layout, dtype and arguments) skips the checks and the
+planning: its checked form is memoized.
 """
 from __future__ import annotations
 
@@ -119,9 +123,9 @@ def _axes_and_sizes(x, s, axes, name, inverse_real):
     return axes, tuple(sizes)
 
 
-def _run(name, x, kind, axes, sizes, cdt, rdt, scale, *, n_last=None, forward=True, conj_in=False,
-         conj_out=False):
-    """Plan (memoized) and run one transform; ``sizes`` as ``_fft_plan.plan_transform``."""
+def _spec(x, kind, axes, sizes, cdt, rdt, scale, n_last=None, forward=True, conj_in=False, conj_out=False):
+    """What a call needs once its arguments are checked: (recipe or None when the result is
+    empty, complex dtype, real dtype, scale, result shape, result dtype)."""
     isz = x._dtype.itemsize
     st = x._strides
     strides = tuple(v // isz for v in st)
@@ -138,10 +142,43 @@ def _run(name, x, kind, axes, sizes, cdt, rdt, scale, *, n_last=None, forward=Tr
     elif kind == _fp.C2R:
         out_shape[axes[-1]] = n_last
     out_dt = rdt if kind == _fp.C2R else cdt
-    if 0 in out_shape:
-        return _empty(tuple(out_shape), out_dt, x._device)
-    r = _fp.recipe(kind, x._shape, strides, axes, sizes, n_last, forward, direct, conj_in, conj_out)
-    return _execute(r, x, cdt, rdt, scale)
+    r = None
+    if 0 not in out_shape:
+        r = _fp.recipe(kind, x._shape, strides, axes, sizes, n_last, forward, direct, conj_in, conj_out)
+    return (r, cdt, rdt, scale, tuple(out_shape), out_dt)
+
+
+# Checked calls: (function, layout, dtype, alignment, arguments) -> _spec's answer. A repeated
+# call skips the argument checks and the planning.
+_specs: dict = {}
+_SPECS_MAX = 4096
+
+
+def _run_spec(key, x, sp):
+    if key is not None:
+        if len(_specs) >= _SPECS_MAX:
+            _specs.clear()
+        _specs[key] = sp
+    return _run(x, sp)
+
+
+def _run(x, sp):
+    r = sp[0]
+    if r is None:
+        return _empty(sp[4], sp[5], x._device)
+    return _execute(r, x, sp[1], sp[2], sp[3])
+
+
+def _lookup(name, x, a, b, norm):
+    """(key, checked call's spec or None); the key is None when the call cannot be memoized
+    (not an Array, unhashable arguments)."""
+    if type(x) is not Array:
+        return None, None
+    key = (name, x._shape, x._strides, x._dtype, x._ptr & 15, a, type(a), b, type(b), norm)
+    try:
+        return key, _specs.get(key)
+    except TypeError:
+        return None, None
 
 
 def _execute(r, x, cdt, rdt, scale):
@@ -150,10 +187,9 @@ def _execute(r, x, cdt, rdt, scale):
     views = [x if r.view == x._shape else x._view(x._offset, r.view, x._strides)]
     for spec in r.bufs:
         dt = cdt if spec.complex else rdt
-        base = _empty(tuple(spec.shape[a] for a in spec.order), dt, dev)
-        isz = dt.itemsize
-        views.append(Array._new(base._buf, base._offset, spec.shape, tuple(v * isz for v in spec.strides()),
-                                dt, dev))
+        mem_shape, strides = spec.layout(dt.itemsize)
+        base = _empty(mem_shape, dt, dev)
+        views.append(Array._new(base._buf, base._offset, spec.shape, strides, dt, dev))
     double = cdt == _dt.complex128
     for op in r.ops:
         tag = op[0]
@@ -206,6 +242,9 @@ def _load(dst, src, conj, scale):
 
 def _one(name, x, n, axis, norm, kind, forward=True, hermitian=False):
     """The one-dimensional transforms (fft, ifft, rfft, irfft, hfft, ihfft)."""
+    key, sp = _lookup(name, x, n, axis, norm)
+    if sp is not None:
+        return _run(x, sp)
     _check_array(x, name)
     _check_norm(norm, name)
     ax = normalize_axis(axis, x.ndim, name) if x.ndim else _no_axis(name, axis)
@@ -227,8 +266,9 @@ def _one(name, x, n, axis, norm, kind, forward=True, hermitian=False):
     inverse = kind == _fp.C2R or (kind == _fp.C2C and not forward)
     if hermitian:
         inverse = not inverse
-    return _run(name, x, kind, (ax,), sizes, cdt, rdt, _scale(norm, n, inverse), n_last=n_last,
-                forward=forward, conj_in=hermitian and kind == _fp.C2R, conj_out=hermitian and kind == _fp.R2C)
+    sp = _spec(x, kind, (ax,), sizes, cdt, rdt, _scale(norm, n, inverse), n_last=n_last, forward=forward,
+               conj_in=hermitian and kind == _fp.C2R, conj_out=hermitian and kind == _fp.R2C)
+    return _run_spec(key, x, sp)
 
 
 def _no_axis(name, axis):
@@ -238,6 +278,15 @@ def _no_axis(name, axis):
 
 def _nd(name, x, s, axes, norm, kind, forward=True):
     """The n-dimensional transforms (fftn, ifftn, rfftn, irfftn)."""
+    try:
+        s_key = None if s is None else tuple(s)
+        axes_key = None if axes is None else (axes if isinstance(axes, int) else tuple(axes))
+    except TypeError:
+        key, sp = None, None
+    else:
+        key, sp = _lookup(name, x, s_key, axes_key, norm)
+    if sp is not None:
+        return _run(x, sp)
     _check_array(x, name)
     _check_norm(norm, name)
     axes, sizes = _axes_and_sizes(x, s, axes, name, kind == _fp.C2R)
@@ -255,8 +304,8 @@ def _nd(name, x, s, axes, norm, kind, forward=True):
         n_last = sizes[-1]
         sizes = sizes[:-1] + (n_last // 2 + 1,)
     inverse = kind == _fp.C2R or (kind == _fp.C2C and not forward)
-    return _run(name, x, kind, axes, sizes, cdt, rdt, _scale(norm, total, inverse), n_last=n_last,
-                forward=forward)
+    sp = _spec(x, kind, axes, sizes, cdt, rdt, _scale(norm, total, inverse), n_last=n_last, forward=forward)
+    return _run_spec(key, x, sp)
 
 
 def fft(x, /, *, n=None, axis=-1, norm="backward"):
