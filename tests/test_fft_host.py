@@ -277,3 +277,32 @@ def test_irfft_of_a_single_point_needs_n(mem):
     with pytest.raises(ValueError, match="^irfft: invalid number of data points \\(0\\)"):
         tr.irfft(x)
     compare(mem, tr.irfft(x, n=1), np.fft.irfft(mem.view(x), n=1).astype(np.float32), "complex64")
+
+
+def test_random_calls_match_numpy(mem):
+    rng = np.random.default_rng(7)
+    names = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn", "ifftn", "rfftn", "irfftn"]
+    for case in range(300):
+        name = names[case % len(names)]
+        nd = int(rng.integers(1, 5))
+        shape = tuple(int(v) for v in rng.integers(2, 6, nd))
+        real_in = name in ("rfft", "ihfft", "rfftn")
+        dtype = ("float32", "float64")[case % 2] if real_in else ("complex64", "complex128")[case % 2]
+        a = sample(shape, dtype, seed=case)
+        layout = ("c", "T", "step", "neg")[int(rng.integers(0, 4))]
+        norm = NORMS[int(rng.integers(0, 3))]
+        if name.endswith("n"):
+            k = int(rng.integers(1, nd + 1))
+            axes = tuple(int(v) - (nd if rng.random() < 0.3 else 0) for v in rng.permutation(nd)[:k])
+            s = None if rng.random() < 0.3 else tuple(int(v) for v in rng.integers(1, 8, k))
+            kw = {"s": s, "axes": axes, "norm": norm}
+        else:
+            axis = int(rng.integers(-nd, nd))
+            n = None if rng.random() < 0.3 else int(rng.integers(1, 9))
+            kw = {"n": n, "axis": axis, "norm": norm}
+        got = getattr(tr, name)(mem.array(a, layout), **kw)
+        want = getattr(np.fft, name)(a, **kw).astype(_expected_dtype(name, dtype))
+        try:
+            compare(mem, got, want, dtype)
+        except AssertionError as exc:
+            raise AssertionError(f"case {case}: {name}{shape} {dtype} {layout} {kw}") from exc
