@@ -7,6 +7,7 @@
     python3 bench/bench.py --cases indexing      # only the indexing rows (group names: --list)
     python3 bench/bench.py --cases sets          # only the set-function rows
     python3 bench/bench.py --cases linalg --no-startup   # only the linear-algebra rows
+    python3 bench/bench.py --cases fft           # only the fft rows (cuFFT through each library)
 
 Each case builds its inputs once with CuPy (the same data for every library: PyTorch gets them
 through DLPack, gparray through ``xp.asarray``/``xp.from_dlpack``), warms up, then times every
@@ -572,6 +573,47 @@ def linalg_cases():
     ]
 
 
+FFT_SIDE = 4096      # the batched / strided-batch rows: (4096, 4096) complex64
+FFT_CUBE = 256       # fftn: 256^3 complex64
+
+
+def _c64(n, seed=1):
+    return (randn(n, seed=seed) + 1j * randn(n, seed=seed + 1)).astype(cp.complex64)
+
+
+def _fft_axis(axis):
+    def op(m, d):
+        if m is torch:
+            return torch.fft.fft(d["m"], dim=axis)
+        return m.fft.fft(d["m"], axis=axis)
+    return op
+
+
+def fft_cases():
+    """The fft extension on cuFFT (the "fft" group: ``--cases fft``; the host-time row of a
+    small transform is ``host_small_fft``). Bytes: the input read and the output written
+    once (cuFFT's own passes not counted)."""
+    g, c64, f32 = "fft", 8, 4
+    n2 = FFT_SIDE * FFT_SIDE
+    best = ("best", 1.02, "<= 1.02x best")
+    return [
+        Case("fft complex64 2^24", "fft16M_c64", lambda: {"a": _c64(N24)}, same(_fft),
+             nbytes=2 * c64 * N24, target=("best", 1.02, ">= 0.98x cuFFT (<= 1.02x best)"), group=g),
+        Case("rfft float32 2^24", "rfft16M_f32", lambda: {"a": randn(N24)},
+             same(lambda m, d: m.fft.rfft(d["a"])), nbytes=f32 * N24 + c64 * (N24 // 2 + 1), target=best,
+             group=g),
+        Case(f"fft axis 1 ({FFT_SIDE}, {FFT_SIDE}) complex64", "fft_rows_c64",
+             lambda: {"m": _c64(n2).reshape(FFT_SIDE, FFT_SIDE)}, same(_fft_axis(1)),
+             nbytes=2 * c64 * n2, target=best, group=g),
+        Case(f"fft axis 0 ({FFT_SIDE}, {FFT_SIDE}) complex64", "fft_cols_c64",
+             lambda: {"m": _c64(n2).reshape(FFT_SIDE, FFT_SIDE)}, same(_fft_axis(0)),
+             nbytes=2 * c64 * n2, target=("best", 1.0, "<= 1.0x best (strided batch)"), group=g),
+        Case(f"fftn {FFT_CUBE}^3 complex64", "fftn256_c64",
+             lambda: {"c": _c64(FFT_CUBE ** 3).reshape((FFT_CUBE,) * 3)}, same(lambda m, d: m.fft.fftn(d["c"])),
+             nbytes=2 * c64 * FFT_CUBE ** 3, target=best, group=g),
+    ]
+
+
 def gpu_cases():
     f32 = 4
     return [
@@ -615,10 +657,7 @@ def gpu_cases():
              nbytes=f32 * N28, target=("torch", 0.85, "<= 0.85x PyTorch (one pass)")),
         Case("cumulative_sum 2^28", "cumsum", lambda: {"a": randn(N28)}, same(_cumsum),
              nbytes=2 * f32 * N28, target=("torch", 0.75, "<= 0.75x PyTorch (single-pass scan)")),
-        Case("fft complex64 2^24", "fft16M_c64",
-             lambda: {"a": (randn(N24) + 1j * randn(N24, seed=2)).astype(cp.complex64)}, same(_fft),
-             nbytes=2 * 8 * N24, target=("best", 1 / 0.98, ">= 0.98x cuFFT")),
-    ] + linalg_cases() + indexing_cases() + sorting_cases() + sets_cases()
+    ] + linalg_cases() + indexing_cases() + sorting_cases() + sets_cases() + fft_cases()
 
 
 # --------------------------------------------------------------------------- timing
@@ -846,6 +885,50 @@ def host_small_index(libs, quick, log, setitem=False):
                     t0 = time.perf_counter()
                     for _ in range(n_ops):
                         c = op(x, i, v)
+                    t1 = time.perf_counter()
+                    sync()
+                    per.append((t1 - t0) / n_ops * 1e6)
+            del c
+            row["times"][lib] = statistics.median(per)
+            row["status"][lib] = "ok"
+        except Exception as exc:
+            row["status"][lib] = (f"n/a ({_short(exc)})" if lib == "gparray" and _is_missing(exc)
+                                  else f"error: {_short(exc)}")
+            log(f"[{row['case']}] {lib}: {row['status'][lib]}")
+            try:
+                sync()
+            except Exception:
+                pass
+    return row
+
+
+SMALL_FFT = 1024
+
+
+def host_small_fft(libs, quick, log):
+    """Host microseconds per ``fft`` of 1024 complex64 (the plan cached after warm-up;
+    wall-clock over many calls, no sync inside the loop, as ``host_small_add``)."""
+    row = {"case": f"fft {SMALL_FFT} complex64, host time/op", "key": "small_fft_us_per_op", "unit": "us",
+           "target": "<= 1.3x PyTorch", "status": {}, "times": {}, "group": "fft", "_target": ("torch", 1.3)}
+    n_ops = 2000 if quick else 20000
+    rounds = 3 if quick else 7
+    base = _c64(SMALL_FFT, seed=12)
+    for lib in libs:
+        if module_of(lib) is None:
+            row["status"][lib] = f"n/a ({_import_errors.get(lib, 'not imported')})"
+            continue
+        try:
+            x = convert(lib, base.copy())
+            m = module_of(lib)
+            per = []
+            with native_allocator(lib):
+                for _ in range(200):
+                    c = m.fft.fft(x)
+                sync()
+                for _ in range(rounds):
+                    t0 = time.perf_counter()
+                    for _ in range(n_ops):
+                        c = m.fft.fft(x)
                     t1 = time.perf_counter()
                     sync()
                     per.append((t1 - t0) / n_ops * 1e6)
@@ -1208,7 +1291,7 @@ def main(argv=None):
     ap.add_argument("--cases", default="", help="comma-separated substrings; run the cases whose "
                     "name or key contains one (case-insensitive), or a group name: 'indexing' "
                     "runs the advanced-indexing rows, 'sorting' the sort rows, 'sets' the set functions, "
-                    "'linalg' the linear algebra (see --list)")
+                    "'linalg' the linear algebra, 'fft' the fft rows (see --list)")
     ap.add_argument("--libs", default=",".join(LIBS), help="comma-separated subset of "
                     "gparray,cupy,torch (default: all)")
     ap.add_argument("--repeat", type=int, default=None, help="timed runs per case (default 20, 5 with --quick)")
@@ -1238,15 +1321,16 @@ def main(argv=None):
     host_index_names = [("x[i], 8 of 1000, host time/op", "small_getitem_us_per_op", "indexing"),
                         ("x[i] = v, 8 of 1000, host time/op", "small_setitem_us_per_op", "indexing")]
     host_linalg_names = [("a @ b 2x2 float32, host time/op", "small_matmul_us_per_op", "linalg")]
+    host_fft_name = (f"fft {SMALL_FFT} complex64, host time/op", "small_fft_us_per_op", "fft")
     if args.list:
         for c in gpu_cases():
             grp = f"[{c.group}]" if c.group else ""
             print(f"{c.name:<40} key={c.key:<22} {grp:<11} target: {c.target[2] if c.target else ''}")
         for name, key in host_names:
             print(f"{name:<40} key={key}")
-        for name, key, grp in host_index_names + host_linalg_names:
+        for name, key, grp in host_index_names + host_linalg_names + [host_fft_name]:
             print(f"{name:<40} key={key:<22} [{grp}]   target: <= 1.3x PyTorch")
-        print("groups (--cases GROUP runs one): indexing, sorting, sets, linalg")
+        print("groups (--cases GROUP runs one): indexing, sorting, sets, linalg, fft")
         return 0
 
     def log(msg):
@@ -1300,6 +1384,8 @@ def main(argv=None):
     for name, key, grp in host_linalg_names:
         if wanted(name, key, grp):
             host_rows.append(host_small_matmul(libs, args.quick, log))
+    if wanted(*host_fft_name):
+        host_rows.append(host_small_fft(libs, args.quick, log))
     if not args.no_startup and any(wanted(n, k) for n, k in host_names[2:]):
         host_rows += [r for r in startup_rows(libs, args.quick, log) if wanted(r["case"], r["key"])]
     for row in host_rows:

@@ -23,7 +23,7 @@ from ._manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, co
                             unstack, repeat, roll, tile)
 from ._searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
 from ._linear_algebra import matmul, tensordot, vecdot
-from . import linalg
+from . import fft, linalg
 from ._sorting import argsort, sort
 from ._set_functions import isin, unique_all, unique_counts, unique_inverse, unique_values
 from ._statistical import (cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum,
@@ -46,7 +46,7 @@ __all__ = [
     "all", "any", "diff", "where",
     "argmax", "argmin", "count_nonzero", "nonzero", "searchsorted",
     "argsort", "sort",
-    "matmul", "tensordot", "vecdot", "linalg",
+    "matmul", "tensordot", "vecdot", "linalg", "fft",
     "isin", "unique_all", "unique_counts", "unique_inverse", "unique_values",
     "take", "take_along_axis",
     "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
