@@ -7,9 +7,10 @@ and works in LAPACK's column-major terms: a C-contiguous (R, C) buffer is the co
 C x R matrix, its transpose. The namespace (gparray/linalg/) chooses which of the two to
 hand over so that no extra transposition is needed (see its modules).
 
-* One cusolverDn handle per (device, host thread); the cuBLAS handle is ``_blas.handle``.
-  Before each call both are bound to the current stream, so the routines run in stream
-  order with gparray's kernels.
+* One cusolverDn handle per (device, host thread), bound to the current stream before each
+  call, so the routines run in stream order with gparray's kernels; the cuBLAS handle is
+  ``_blas.shared_handle`` (CuPy's cuBLAS bindings set the current stream on it before
+  every routine).
 * Workspaces come from gparray's pool on the current stream and go back to it when the
   call returns (stream-ordered reuse is safe: the routines were queued before).
 * Stacks: small matrices in a stack use the batched routines (``batched``: cuBLAS
@@ -82,7 +83,7 @@ def _handles(dev: int):
     if h is None:
         h = hs[dev] = cusolver.create()
     s = cp.cuda.get_current_stream().ptr
-    b = _blas.bind(dev, s)  # the stream and the pool workspace of the cuBLAS handle
+    b = _blas.shared_handle(dev)  # CuPy's cuBLAS bindings set the current stream themselves
     cusolver.setStream(h, s)
     return h, b
 
