@@ -19,20 +19,11 @@ hand over so that no extra transposition is needed (see its modules).
   larger ones are a host loop of one call per matrix, sharing one workspace.
 * ``info``: the routines write their per-matrix status into an int32 array the caller
   passed; nothing here reads it back (the caller does, once: that read synchronizes).
-* The one-call-per-matrix loops of potrf, getrf, getrs and syevd use cuSOLVER's 64-bit API
-  (cusolverDnXpotrf, Xgetrf, Xgetrs through ctypes on the libcusolver CuPy loaded; Xsyevd
-  through CuPy's binding), as PyTorch does: for large matrices they are faster than the
-  legacy calls. ``GPARRAY_CUSOLVER_64=0`` (read at import; ``USE_64``) keeps the legacy
-  calls, which are also the fallback when that library cannot be found (``x64_info`` says
-  why). Xgetrf writes 64-bit pivots: ``ipiv_dtype`` tells the caller which to allocate.
 """
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import os
 import threading
-import types
 
 import numpy as np
 
@@ -55,11 +46,6 @@ JACOBI_MAX = 32
 LU_BATCH_AREA = 65536
 
 _local = threading.local()
-
-USE_64 = os.environ.get("GPARRAY_CUSOLVER_64", "1").strip() not in ("", "0")
-CUDA_TYPE = {"float32": 0, "float64": 1, "complex64": 4, "complex128": 5}   # cudaDataType
-_x = None              # the _X64 adapter; False: unavailable
-_x_note = ""           # which library, or why none
 
 
 def batched(routine: str, m: int, n: int, count: int) -> bool:
@@ -134,134 +120,6 @@ def _fn(lib, prefix: str, name: str):
     return getattr(lib, prefix + name)
 
 
-# ---------------------------------------------------------------------------- the 64-bit API
-class _X64:
-    """cuSOLVER's 64-bit API on the libcusolver CuPy loaded: Xpotrf, Xgetrf and Xgetrs (and
-    their bufferSize queries) through ctypes, Xsyevd through CuPy's binding; one
-    cusolverDnParams_t per host thread (default algorithms). Every call returns or raises
-    like CuPy's bindings (RuntimeError naming the routine and its cusolverStatus_t)."""
-
-    def __init__(self, lib, cs):
-        V, I, L, S = ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_size_t
-        PS = ctypes.POINTER(ctypes.c_size_t)
-
-        def fn(name, *argtypes):
-            f = getattr(lib, name)
-            f.argtypes, f.restype = list(argtypes), ctypes.c_int
-            return f
-
-        # handle, params, then as cuSOLVER's reference lists them
-        self._potrf_bs = fn("cusolverDnXpotrf_bufferSize", V, V, I, L, I, V, L, I, PS, PS)
-        self._potrf = fn("cusolverDnXpotrf", V, V, I, L, I, V, L, I, V, S, V, S, V)
-        self._getrf_bs = fn("cusolverDnXgetrf_bufferSize", V, V, L, L, I, V, L, I, PS, PS)
-        self._getrf = fn("cusolverDnXgetrf", V, V, L, L, I, V, L, V, I, V, S, V, S, V)
-        self._getrs = fn("cusolverDnXgetrs", V, V, I, L, L, I, V, L, V, I, V, L, V)
-        self._cs = cs
-
-    def params(self) -> int:
-        p = getattr(_local, "params", None)
-        if p is None:
-            p = _local.params = self._cs.createParams()
-        return p
-
-    @staticmethod
-    def _ok(status: int, name: str) -> None:
-        if status:
-            raise RuntimeError(f"cusolverDn{name} failed with cusolverStatus_t {status}")
-
-    def potrf_bufferSize(self, h, params, uplo, n, dtype_a, a, lda, compute):
-        d, hb = ctypes.c_size_t(), ctypes.c_size_t()
-        self._ok(self._potrf_bs(h, params, uplo, n, dtype_a, a, lda, compute, ctypes.byref(d), ctypes.byref(hb)),
-                 "Xpotrf_bufferSize")
-        return d.value, hb.value
-
-    def potrf(self, h, params, uplo, n, dtype_a, a, lda, compute, dwork, dbytes, hwork, hbytes, info):
-        self._ok(self._potrf(h, params, uplo, n, dtype_a, a, lda, compute, dwork, dbytes, hwork, hbytes, info),
-                 "Xpotrf")
-
-    def getrf_bufferSize(self, h, params, m, n, dtype_a, a, lda, compute):
-        d, hb = ctypes.c_size_t(), ctypes.c_size_t()
-        self._ok(self._getrf_bs(h, params, m, n, dtype_a, a, lda, compute, ctypes.byref(d), ctypes.byref(hb)),
-                 "Xgetrf_bufferSize")
-        return d.value, hb.value
-
-    def getrf(self, h, params, m, n, dtype_a, a, lda, ipiv, compute, dwork, dbytes, hwork, hbytes, info):
-        self._ok(self._getrf(h, params, m, n, dtype_a, a, lda, ipiv, compute, dwork, dbytes, hwork, hbytes, info),
-                 "Xgetrf")
-
-    def getrs(self, h, params, trans, n, nrhs, dtype_a, a, lda, ipiv, dtype_b, b, ldb, info):
-        self._ok(self._getrs(h, params, trans, n, nrhs, dtype_a, a, lda, ipiv, dtype_b, b, ldb, info), "Xgetrs")
-
-    def syevd_bufferSize(self, h, params, jobz, uplo, n, dtype_a, a, lda, dtype_w, w, compute):
-        return tuple(self._cs.xsyevd_bufferSize(h, params, jobz, uplo, n, dtype_a, a, lda, dtype_w, w, compute))
-
-    def syevd(self, h, params, jobz, uplo, n, dtype_a, a, lda, dtype_w, w, compute, dwork, dbytes, hwork, hbytes,
-              info):
-        self._cs.xsyevd(h, params, jobz, uplo, n, dtype_a, a, lda, dtype_w, w, compute, dwork, dbytes, hwork, hbytes,
-                        info)
-
-
-def _x64():
-    """The 64-bit API (an ``_X64``), or None: ``USE_64`` off, a stand-in binding module (the
-    CPU tier's LAPACK model: the legacy calls are what it models) or no loaded libcusolver
-    of CuPy's major version with those functions (``x64_info`` says why). Tests replace it."""
-    global _x, _x_note
-    if not USE_64:
-        return None
-    if _x is not None:
-        return _x or None
-    cs, _ = _libs()
-    if not isinstance(cs, types.ModuleType):
-        return None
-    _x = False
-    major = int(cs.getProperty(0))               # MAJOR_VERSION
-    names = [f"libcusolver.so.{major}"]
-    try:
-        with open("/proc/self/maps") as f:
-            names += sorted({ln.split()[-1] for ln in f
-                             if os.path.basename(ln.split()[-1]).startswith("libcusolver.so")})
-    except OSError:
-        pass
-    mode = getattr(os, "RTLD_NOLOAD", 4) | getattr(os, "RTLD_NOW", 2)
-    for name in names:
-        try:
-            lib = ctypes.CDLL(name, mode=mode)     # only a library already in the process
-            prop = lib.cusolverGetProperty
-            prop.argtypes, prop.restype = [ctypes.c_int, ctypes.POINTER(ctypes.c_int)], ctypes.c_int
-            v = ctypes.c_int(-1)
-            if prop(0, ctypes.byref(v)) != 0 or v.value != major:
-                continue
-            _x = _X64(lib, cs)
-        except (OSError, AttributeError):
-            continue
-        _x_note = f"cusolverDnX* from {name}"
-        return _x
-    _x_note = f"no loaded libcusolver of major version {major} with the 64-bit API found (tried {names})"
-    return None
-
-
-def x64_info() -> str:
-    """Which cuSOLVER API the one-matrix loops use, and why."""
-    if not USE_64:
-        return "legacy API (GPARRAY_CUSOLVER_64=0)"
-    x = _x64()
-    return f"64-bit API: {_x_note}" if x is not None else f"legacy API: {_x_note or 'stand-in bindings'}"
-
-
-def ipiv_dtype(n: int, count: int) -> str:
-    """The pivot dtype ``getrf`` writes (and ``getrs``/``inv`` read) for a stack of ``count``
-    n x n matrices: "int64" on the 64-bit API's loop, else "int32"."""
-    return "int64" if not batched("getrf", n, n, count) and _x64() is not None else "int32"
-
-
-def _host_work(nbytes: int):
-    """(keep-alive object, address) of ``nbytes`` of host workspace (0: none)."""
-    if not nbytes:
-        return None, 0
-    buf = ctypes.create_string_buffer(nbytes)
-    return buf, ctypes.addressof(buf)
-
-
 # ---------------------------------------------------------------------------- Cholesky
 def potrf(dtype: str, n: int, a: int, count: int, uplo: int, info: int, dev: int) -> None:
     """Cholesky factorization in place of the ``count`` column-major n x n matrices at ``a``
@@ -281,15 +139,6 @@ def potrf(dtype: str, n: int, a: int, count: int, uplo: int, info: int, dev: int
             ptrs = _ptr_array(a, step, count, dev)
             _fn(cs, p, "potrfBatched")(h, uplo, n, ptrs.ptr, n, info, count)
             return
-        x = _x64()
-        if x is not None:
-            dt, prm = CUDA_TYPE[dtype], x.params()
-            dbytes, hbytes = x.potrf_bufferSize(h, prm, uplo, n, dt, a, n, dt)
-            work = _alloc(max(dbytes, 1), dev)
-            _keep, hwork = _host_work(hbytes)
-            for i in range(count):
-                x.potrf(h, prm, uplo, n, dt, a + i * step, n, dt, work.ptr, dbytes, hwork, hbytes, info + 4 * i)
-            return
         lwork = _fn(cs, p, "potrf_bufferSize")(h, uplo, n, a, n)
         work = _alloc(max(lwork, 1) * isz, dev)
         f = _fn(cs, p, "potrf")
@@ -301,9 +150,8 @@ def potrf(dtype: str, n: int, a: int, count: int, uplo: int, info: int, dev: int
 def getrf(dtype: str, n: int, a: int, count: int, ipiv: int, info: int, dev: int) -> None:
     """LU factorization with partial pivoting, in place, of the ``count`` column-major
     n x n matrices at ``a`` (contiguous, lda = n): L (unit diagonal, not stored) below the
-    diagonal, U on and above it; ``ipiv``: [count, n] of ``ipiv_dtype(n, count)``, 1-based
-    rows swapped with row i; ``info``: int32[count], k > 0 when U[k-1, k-1] is exactly zero
-    (singular)."""
+    diagonal, U on and above it; ``ipiv``: int32[count, n], 1-based rows swapped with row i;
+    ``info``: int32[count], k > 0 when U[k-1, k-1] is exactly zero (singular)."""
     if count == 0 or n == 0:
         return
     _check_sizes("getrf", n, count)
@@ -315,16 +163,6 @@ def getrf(dtype: str, n: int, a: int, count: int, ipiv: int, info: int, dev: int
         if batched("getrf", n, n, count):
             ptrs = _ptr_array(a, step, count, dev)
             _fn(cb, p, "getrfBatched")(hb, n, ptrs.ptr, n, ipiv, info, count)
-            return
-        x = _x64()
-        if x is not None:       # 64-bit pivots
-            dt, prm = CUDA_TYPE[dtype], x.params()
-            dbytes, hbytes = x.getrf_bufferSize(h, prm, n, n, dt, a, n, dt)
-            work = _alloc(max(dbytes, 1), dev)
-            _keep, hwork = _host_work(hbytes)
-            for i in range(count):
-                x.getrf(h, prm, n, n, dt, a + i * step, n, ipiv + 8 * n * i, dt, work.ptr, dbytes, hwork, hbytes,
-                        info + 4 * i)
             return
         lwork = _fn(cs, p, "getrf_bufferSize")(h, n, n, a, n)
         work = _alloc(max(lwork, 1) * isz, dev)
@@ -356,12 +194,6 @@ def getrs(dtype: str, trans: int, n: int, nrhs: int, a: int, ipiv: int, b: int, 
                 raise RuntimeError(f"getrs: cuBLAS getrsBatched rejected argument {-int(host_info[0])}")
             return
         scratch = _alloc(4, dev)
-        x = _x64()
-        if x is not None:       # 64-bit pivots
-            dt, prm = CUDA_TYPE[dtype], x.params()
-            for i in range(count):
-                x.getrs(h, prm, trans, n, nrhs, dt, a + i * sa, n, ipiv + 8 * n * i, dt, b + i * sb, n, scratch.ptr)
-            return
         f = _fn(cs, p, "getrs")
         for i in range(count):
             f(h, trans, n, nrhs, a + i * sa, n, ipiv + 4 * n * i, b + i * sb, n, scratch.ptr)
@@ -458,16 +290,6 @@ def syevd(dtype: str, n: int, a: int, count: int, w: int, vectors: bool, uplo: i
             finally:
                 cs.destroySyevjInfo(params)
             return
-        x = _x64()
-        if x is not None:
-            dt, dw, prm = CUDA_TYPE[dtype], CUDA_TYPE[REAL[dtype]], x.params()
-            dbytes, hbytes = x.syevd_bufferSize(h, prm, jobz, uplo, n, dt, a, n, dw, w, dt)
-            work = _alloc(max(dbytes, 1), dev)
-            _keep, hwork = _host_work(hbytes)
-            for i in range(count):
-                x.syevd(h, prm, jobz, uplo, n, dt, a + i * n * n * isz, n, dw, w + i * n * rsz, dt, work.ptr, dbytes,
-                        hwork, hbytes, info + 4 * i)
-            return
         lwork = _fn(cs, p, herm + "evd_bufferSize")(h, jobz, uplo, n, a, n, w)
         work = _alloc(max(lwork, 1) * isz, dev)
         f = _fn(cs, p, herm + "evd")
@@ -559,5 +381,5 @@ def gesvdj_batched(dtype: str, m: int, n: int, a: int, count: int, s: int, u: in
             cs.destroyGesvdjInfo(params)
 
 
-__all__ = ["batched", "ipiv_dtype", "x64_info", "USE_64", "potrf", "getrf", "getrs", "inv", "geqrf", "orgqr", "syevd", "gesvd", "gesvdj", "gesvdj_batched",
+__all__ = ["batched", "potrf", "getrf", "getrs", "inv", "geqrf", "orgqr", "syevd", "gesvd", "gesvdj", "gesvdj_batched",
            "FILL_LOWER", "FILL_UPPER", "OP_N", "OP_T", "OP_C", "PREFIX", "REAL"]

@@ -51,7 +51,7 @@ def _inv(o, x):
     # exactly singular matrices show the same zero pivots as numpy.linalg.inv; the inverse
     # comes back column-major: its C-order view is the transpose
     a = o.contig(x.mT, dt)
-    ipiv = o.empty(b + (n,), np.dtype(_solver.ipiv_dtype(n, count)), x)
+    ipiv = o.empty(b + (n,), _I32, x)
     info = o.empty(b, _I32, x)
     out = o.empty(x.shape, dt, x) if _solver.batched("getri", n, n, count) else o.eye(b, n, dt, x)
     _solver.inv(dt.name, n, o.ptr(a), count, o.ptr(out), o.ptr(ipiv), o.ptr(info), o.dev(x))
@@ -92,13 +92,13 @@ def _solve(o, x1, x2):
     if _shapes.prod(b1) == 1:
         # one matrix: one LU, one getrs over every right-hand side of the stack (nrhs = count * K)
         a = o.contig(o.reshape(x1, (m, m)).mT, dt)
-        ipiv, info = o.empty((m,), np.dtype(_solver.ipiv_dtype(m, 1)), x1), o.empty((), _I32, x1)
+        ipiv, info = o.empty((m,), _I32, x1), o.empty((), _I32, x1)
         _solver.getrf(dt.name, m, o.ptr(a), 1, o.ptr(ipiv), o.ptr(info), dev)
         _solver.getrs(dt.name, _solver.OP_N, m, count * k, o.ptr(a), o.ptr(ipiv), o.ptr(rhs), 1, dev)
         check_info("solve", o.host(info), (), "Singular matrix")
     else:
         a = o.contig((x1 if b1 == b else o.broadcast_to(x1, s1)).mT, dt)
-        ipiv, info = o.empty(b + (m,), np.dtype(_solver.ipiv_dtype(m, count)), x1), o.empty(b, _I32, x1)
+        ipiv, info = o.empty(b + (m,), _I32, x1), o.empty(b, _I32, x1)
         _solver.getrf(dt.name, m, o.ptr(a), count, o.ptr(ipiv), o.ptr(info), dev)
         _solver.getrs(dt.name, _solver.OP_N, m, k, o.ptr(a), o.ptr(ipiv), o.ptr(rhs), count, dev)
         check_info("solve", o.host(info), b, "Singular matrix")
@@ -110,11 +110,10 @@ def _lu_diag(o, x, dt, b, n):
     """(the diagonals of U (..., n), the pivots' sign (..., int64 +1/-1)) of the LU of x."""
     count = _shapes.prod(b)
     a = o.contig(x.mT, dt)                   # column-major x: the LU NumPy's LAPACK call computes
-    pdt = np.dtype(_solver.ipiv_dtype(n, count))
-    ipiv = o.empty(b + (n,), pdt, x)
+    ipiv = o.empty(b + (n,), _I32, x)
     info = o.empty(b, _I32, x)               # not read: a singular matrix has a zero on U's diagonal
     _solver.getrf(dt.name, n, o.ptr(a), count, o.ptr(ipiv), o.ptr(info), o.dev(x))
-    swaps = o.count_nonzero(ipiv != o.arange(1, n + 1, pdt, x), axis=-1)   # ipiv[i] != i + 1: a swap
+    swaps = o.count_nonzero(ipiv != o.arange(1, n + 1, _I32, x), axis=-1)   # ipiv[i] != i + 1: a swap
     return o.diag(a), 1 - 2 * (swaps % 2)
 
 
