@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import types
 
 import numpy as np
 
 from .. import _backend, _memory
 from .._kernels import _faults
 from . import _blas
-from ._launch import launch
+from ._launch import ctype, launch
 
 FILL_LOWER, FILL_UPPER = 0, 1              # cublasFillMode_t
 OP_N, OP_T, OP_C = 0, 1, 2                 # cublasOperation_t
@@ -38,6 +39,13 @@ EIG_NOVECTOR, EIG_VECTOR = 0, 1            # cusolverEigMode_t
 INT32_MAX = 2**31 - 1
 PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 REAL = {"float32": "float32", "float64": "float64", "complex64": "float32", "complex128": "float64"}
+
+# Inverses of real matrices up to this size run on gparray's own kernel (one thread per
+# matrix, gparray/_kernels/linalg_small.cu) instead of cuBLAS' batched LU and inverse:
+# one launch, read through the input's strides, no pointer arrays. 0 turns it off.
+INV_SMALL_MAX = 8
+INV_SMALL_THREADS = 128                    # GP_INV_SMALL_THREADS
+SMALL_FAMILY = "linalg_small"
 
 # Largest sizes the batched routines take (syevjBatched and gesvdjBatched: at most 32 by
 # cuSOLVER's contract); the LU and Cholesky ones follow CuPy's measured rule of thumb
@@ -223,6 +231,39 @@ def inv(dtype: str, n: int, a: int, count: int, out: int, ipiv: int, info: int, 
         _fn(cb, p, "getriBatched")(hb, n, pa.ptr, n, ipiv, pc.ptr, n, scratch.ptr, count)
 
 
+def inv_small_ok(dtype: str, n: int) -> bool:
+    """Whether ``inv_small`` takes n x n matrices of ``dtype`` (float32/float64, n <=
+    INV_SMALL_MAX). The CPU tier's LAPACK model of the bindings (a stand-in module) models
+    the library calls instead, so there it is False; tests of the kernel replace this."""
+    return (0 < n <= INV_SMALL_MAX and dtype in ("float32", "float64")
+            and isinstance(_libs()[0], types.ModuleType))
+
+
+def inv_small(dtype: str, n: int, x: int, count: int, sb: int, s0: int, s1: int, out: int, info: int,
+              dev: int) -> None:
+    """Inverses of the ``count`` n x n matrices at ``x`` (element strides: ``sb`` from one
+    matrix to the next, ``s0`` between rows, ``s1`` between columns; not modified) into the
+    C-contiguous stack at ``out``, one launch of gp_inv_small (LU with partial pivoting as
+    LAPACK's getf2, then getri). ``info``: int32[count], k > 0 when U[k-1, k-1] is exactly
+    zero (singular: that inverse is not written)."""
+    if count == 0:
+        return
+    args = (np.uint64(out), np.uint64(x), np.uint64(info), np.int64(count), np.int64(sb), np.int64(s0),
+            np.int64(s1))
+    with _device(dev), _faults.checked("inv"):
+        launch(SMALL_FAMILY, small_name(dtype, n), dev, (count + INV_SMALL_THREADS - 1) // INV_SMALL_THREADS, args,
+               0, INV_SMALL_THREADS)
+
+
+def small_name(dtype: str, n: int) -> str:
+    return f"gp_inv_small<{ctype(np.dtype(dtype))}, {n}>"
+
+
+def instances() -> list[str]:
+    """Registered "linalg_small" instances: float32 and float64, n = 1 ... INV_SMALL_MAX."""
+    return [small_name(dt, n) for dt in ("float32", "float64") for n in range(1, INV_SMALL_MAX + 1)]
+
+
 # ---------------------------------------------------------------------------- QR
 def geqrf(dtype: str, m: int, n: int, a: int, count: int, tau: int, dev: int) -> None:
     """QR factorization in place of the ``count`` column-major m x n matrices at ``a``
@@ -381,5 +422,6 @@ def gesvdj_batched(dtype: str, m: int, n: int, a: int, count: int, s: int, u: in
             cs.destroyGesvdjInfo(params)
 
 
-__all__ = ["batched", "potrf", "getrf", "getrs", "inv", "geqrf", "orgqr", "syevd", "gesvd", "gesvdj", "gesvdj_batched",
+__all__ = ["batched", "inv_small", "inv_small_ok", "instances", "potrf", "getrf", "getrs", "inv", "geqrf", "orgqr",
+           "syevd", "gesvd", "gesvdj", "gesvdj_batched",
            "FILL_LOWER", "FILL_UPPER", "OP_N", "OP_T", "OP_C", "PREFIX", "REAL"]
