@@ -86,14 +86,17 @@ def _cholesky(o, x, upper):
     count = _shapes.prod(b)
     if count == 0 or n == 0:
         return o.empty(x.shape, dt, x)
-    c = o.contig(x, dt)        # column-major: x^T; its upper triangle is x's lower one
+    # Always the column-major lower triangle: cuSOLVER's potrf is 2.5x faster on it than on
+    # the upper one (n = 4096 float64 on an H100: 1.96 ms against 4.95 ms).
+    # lower: copy x.mT (column-major x, whose lower triangle is x's): x = L L^H, and the
+    # row-major view of the factor written in place is L^T, so L = tril(c.mT).
+    # upper: copy x (column-major x^T, whose lower triangle is x's upper one): x^T = L' L'^H,
+    # so x = U^H U with U = L'^T, the row-major view of the factor: U = triu(c).
+    c = o.contig(x if upper else x.mT, dt)
     info = o.empty(b, _I32, x)
-    # column-major upper (x's lower): x^T = U^H U, so the row-major view of U is L = U^T
-    # with x = L L^H; column-major lower (x's upper) gives the row-major upper factor
-    _solver.potrf(dt.name, n, o.ptr(c), count, _solver.FILL_LOWER if upper else _solver.FILL_UPPER,
-                  o.ptr(info), o.dev(x))
+    _solver.potrf(dt.name, n, o.ptr(c), count, _solver.FILL_LOWER, o.ptr(info), o.dev(x))
     check_info("cholesky", o.host(info), b, "Matrix is not positive definite")
-    return o.triu(c) if upper else o.tril(c)
+    return o.triu(c) if upper else o.tril(c.mT)
 
 
 # ---------------------------------------------------------------------------- qr
