@@ -392,29 +392,6 @@ class FakeLib:
         _garbage(a)
         self._info(devInfo, [0])
 
-    gesvdj_fail = False       # a test sets it: gesvdj reports no convergence (info = k + 1)
-
-    def _gesvdj_bufferSize(self, dtype, handle, jobz, econ, m, n, A, lda, S, U, ldu, V, ldv, params):
-        assert params == 78 and econ in (0, 1)
-        return self._bs("gesvdj", 12 + n)
-
-    def _gesvdj(self, dtype, handle, jobz, econ, m, n, A, lda, S, U, ldu, V, ldv, work, lwork, info, params):
-        assert params == 78 and jobz in (0, 1) and econ == 1, "gparray asks for the economy size"
-        self._work("gesvdj", dtype, work, lwork)
-        a = self.mem.cm(A, m, n, lda, dtype, "gesvdj A")
-        k = min(m, n)
-        u, s, vh = np.linalg.svd(a, full_matrices=False)
-        uu = self.mem.cm(U, m, k, ldu, dtype, "gesvdj U")
-        vv = self.mem.cm(V, n, k, ldv, dtype, "gesvdj V")
-        _garbage(a)
-        if self.gesvdj_fail:
-            self._info(info, [k + 1])
-            return
-        self.mem.vec(S, k, np.dtype(dtype).char.lower(), "gesvdj S")[:] = s
-        if jobz == 1:
-            uu[...], vv[...] = u, vh.conj().T
-        self._info(info, [0])
-
     def _gesvdjBatched_bufferSize(self, dtype, handle, jobz, m, n, A, lda, S, U, ldu, V, ldv, params, batchSize):
         assert m <= 32 and n <= 32 and params == 78
         return self._bs("gesvdjBatched", 11 + n)

@@ -366,36 +366,6 @@ def gesvd(dtype: str, m: int, n: int, a: int, count: int, s: int, jobu: str, u: 
               u + i * su if u else 0, ldu, vt + i * svt if vt else 0, ldvt, work.ptr, lwork, 0, info + 4 * i)
 
 
-def gesvdj(dtype: str, m: int, n: int, a: int, count: int, s: int, u: int, v: int, vectors: bool, info: int,
-           dev: int) -> None:
-    """Jacobi SVD A_i = U_i S_i V_i^H (economy size) of the ``count`` column-major m x n
-    matrices at ``a`` (contiguous, lda = m; destroyed), one call per matrix: ``s``
-    real[count, k] (k = min(m, n), descending), U_i m x k (ldu = m) at u + i * m * k
-    elements, V_i (not V^H) n x k (ldv = n) at v + i * n * k; both needed even without
-    ``vectors``. ``info``: int32[count], > 0 when the iteration did not converge (the
-    caller falls back to ``gesvd``)."""
-    if count == 0 or min(m, n) == 0:
-        return
-    _check_sizes("svd", m, n, count)
-    p, isz = PREFIX[dtype], np.dtype(dtype).itemsize
-    rsz = np.dtype(REAL[dtype]).itemsize
-    k = min(m, n)
-    jobz = EIG_VECTOR if vectors else EIG_NOVECTOR
-    with _device(dev), _faults.checked("svd"):
-        cs, _ = _libs()
-        h, _b = _handles(dev)
-        params = cs.createGesvdjInfo()
-        try:
-            lwork = _fn(cs, p, "gesvdj_bufferSize")(h, jobz, 1, m, n, a, m, s, u, m, v, n, params)
-            work = _alloc(max(lwork, 1) * isz, dev)
-            f = _fn(cs, p, "gesvdj")
-            for i in range(count):
-                f(h, jobz, 1, m, n, a + i * m * n * isz, m, s + i * k * rsz, u + i * m * k * isz, m,
-                  v + i * n * k * isz, n, work.ptr, lwork, info + 4 * i, params)
-        finally:
-            cs.destroyGesvdjInfo(params)
-
-
 def gesvdj_batched(dtype: str, m: int, n: int, a: int, count: int, s: int, u: int, v: int, vectors: bool,
                    info: int, dev: int) -> None:
     """Jacobi SVD A_i = U_i S_i V_i^H of a stack of small (m, n <= 32) column-major m x n
@@ -423,5 +393,5 @@ def gesvdj_batched(dtype: str, m: int, n: int, a: int, count: int, s: int, u: in
 
 
 __all__ = ["batched", "inv_small", "inv_small_ok", "instances", "potrf", "getrf", "getrs", "inv", "geqrf", "orgqr",
-           "syevd", "gesvd", "gesvdj", "gesvdj_batched",
+           "syevd", "gesvd", "gesvdj_batched",
            "FILL_LOWER", "FILL_UPPER", "OP_N", "OP_T", "OP_C", "PREFIX", "REAL"]

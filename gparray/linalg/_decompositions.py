@@ -16,7 +16,6 @@ on the GPU; the CPU tier passes a NumPy twin and a LAPACK model of the bindings)
 """
 from __future__ import annotations
 
-import os
 from typing import NamedTuple
 
 import numpy as np
@@ -27,22 +26,6 @@ from . import _xp
 from ._errors import check_info
 
 _I32 = np.dtype("int32")
-
-
-def _env_int(name: str, default: int) -> int:
-    try:
-        return max(0, int(os.environ.get(name, default)))
-    except ValueError:
-        return default
-
-
-# svd/svdvals of matrices at least QR_RATIO times taller than wide (or wider than tall), not
-# in the batched Jacobi path and without full matrices: QR first (geqrf + orgqr), then the
-# SVD of the small square R (SVD_R: "gesvdj", Jacobi, falling back to gesvd for a matrix
-# that does not converge; or "gesvd"), U = Q U_r with one matmul. GPARRAY_SVD_QR_RATIO=0
-# turns it off (read at import).
-QR_RATIO = _env_int("GPARRAY_SVD_QR_RATIO", 2)
-SVD_R = os.environ.get("GPARRAY_SVD_R", "gesvdj")
 
 
 class EighResult(NamedTuple):
@@ -172,9 +155,7 @@ def svd(x, /, *, full_matrices=True):
     """Singular value decomposition x = U @ diag(S) @ Vh of the matrices of ``x``
     (..., M, N): S (..., K) descending, real dtype, K = min(M, N); U (..., M, M) and Vh
     (..., N, N) with ``full_matrices``, else (..., M, K) and (..., K, N). Stacks of
-    matrices up to 32 x 32: Jacobi (gesvdjBatched); matrices at least twice as tall as
-    wide (or wide as tall) without ``full_matrices``: QR first, then the SVD of the small
-    square factor (``QR_RATIO``, ``SVD_R``); else QR iteration (gesvd) per matrix.
+    matrices up to 32 x 32: Jacobi (gesvdjBatched); else QR iteration (gesvd) per matrix.
     Raises LinAlgError ("SVD did not converge"); reading the status back synchronizes."""
     return _svd(_xp, x, full_matrices, True, "svd")
 
@@ -199,9 +180,6 @@ def _svd(o, x, full, vectors, name):
         if full and count:
             return SVDResult(o.eye(b, m, dt, x), s, o.eye(b, n, dt, x))
         return SVDResult(o.empty(ushape, dt, x), s, o.empty(vshape, dt, x))
-    if (QR_RATIO and not (vectors and full) and max(m, n) >= QR_RATIO * k
-            and not _solver.batched("gesvdj", m, n, count)):
-        return _svd_qr(o, x, dt, rdt, vectors, name)
     s = o.empty(sshape, rdt, x)
     info = o.empty(b, _I32, x)
     dev = o.dev(x)
@@ -245,43 +223,6 @@ def _svd(o, x, full, vectors, name):
             _solver.gesvd(dt.name, m, n, o.ptr(c), count, o.ptr(s), "N", 0, 1, 0, "N", 0, 1, o.ptr(info), dev)
     check_info(name, o.host(info), b, "SVD did not converge")
     return SVDResult(u, s, vh) if vectors else s
-
-
-def _svd_qr(o, x, dt, rdt, vectors, name):
-    """The reduced SVD (or the singular values) of a tall or wide stack through a QR
-    factorization: tall x = Q R (Q M x N, R N x N), R = U_r S Vh, so U = Q U_r; wide x is
-    the transpose of tall x^T = U2 S V2h: x = V2h^T S U2^T."""
-    if x.shape[-2] < x.shape[-1]:
-        r = _svd_qr(o, x.mT, dt, rdt, vectors, name)
-        return SVDResult(r.Vh.mT, r.S, r.U.mT) if vectors else r
-    q, rr = _qr(o, x, "reduced")
-    if not vectors:
-        return _svd_square(o, rr, dt, rdt, False, name)
-    ur, s, vh = _svd_square(o, rr, dt, rdt, True, name)
-    return SVDResult(o.matmul(q, ur), s, vh)
-
-
-def _svd_square(o, r, dt, rdt, vectors, name):
-    """The SVD of a stack of square matrices ``r`` (C-contiguous, not overwritten): Jacobi
-    (gesvdj) per matrix when SVD_R says so, and gesvd for the whole stack when a matrix
-    did not converge (or when SVD_R is "gesvd"). Reading gesvdj's status synchronizes."""
-    if SVD_R != "gesvdj":
-        return _svd(o, r, False, vectors, name)
-    b, n = tuple(r.shape[:-2]), r.shape[-1]
-    count = _shapes.prod(b)
-    c = o.contig(r, dt)        # column-major r^T, destroyed
-    s = o.empty(b + (n,), rdt, r)
-    u = o.empty(b + (n, n), dt, r)
-    v = o.empty(b + (n, n), dt, r)
-    info = o.empty(b, _I32, r)
-    _solver.gesvdj(dt.name, n, n, o.ptr(c), count, o.ptr(s), o.ptr(u), o.ptr(v), vectors, o.ptr(info), o.dev(r))
-    if o.host(info).any():
-        return _svd(o, r, False, vectors, name)
-    if not vectors:
-        return s
-    # column-major r^T = U' S V'^H: r = conj(V') S U'^T, so Vh = U'^T (the row-major view of
-    # U') and U = conj(V') (the conjugated transpose of V's view)
-    return SVDResult((o.conj(v) if dt.kind == "c" else v).mT, s, u)
 
 
 __all__ = ["cholesky", "eigh", "eigvalsh", "qr", "svd", "svdvals", "EighResult", "QRResult", "SVDResult"]
