@@ -68,6 +68,7 @@ class FakeGesvdp:
 def polar(mem, monkeypatch):
     fake = FakeGesvdp(mem)
     monkeypatch.setattr(_solver, "_gesvdp_fns", lambda: fake)
+    monkeypatch.setattr(_solver, "GESVDP_MIN", 1)          # every size (the default: 64 and up)
     return fake
 
 
@@ -124,6 +125,14 @@ def test_pinv_and_matrix_rank(o, polar, dtype, shape):
 
 
 def test_stand_in_bindings_keep_gesvd(o, mem):
-    assert not _solver.gesvdp_ok() and _solver.gesvdp_info().startswith("gesvd:")
+    assert not _solver.gesvdp_ok(100, 100) and _solver.gesvdp_info().startswith("gesvd:")
     dec._svd(o, rand((9, 3), "float32", 34), False, True, "svd")
     assert _routines(mem) == ["gesvd"]
+
+
+def test_small_matrices_keep_gesvd(o, mem, polar, monkeypatch):
+    monkeypatch.setattr(_solver, "GESVDP_MIN", 64)
+    assert _solver.gesvdp_ok(64, 70) and not _solver.gesvdp_ok(63, 1000)
+    dec._svd(o, rand((70, 63), "float32", 35), False, True, "svd")
+    dec._svd(o, rand((64, 80), "float32", 36), False, True, "svd")
+    assert _routines(mem) == ["gesvd", "Xgesvdp"]

@@ -155,9 +155,9 @@ def svd(x, /, *, full_matrices=True):
     """Singular value decomposition x = U @ diag(S) @ Vh of the matrices of ``x``
     (..., M, N): S (..., K) descending, real dtype, K = min(M, N); U (..., M, M) and Vh
     (..., N, N) with ``full_matrices``, else (..., M, K) and (..., K, N). Stacks of
-    matrices up to 32 x 32: Jacobi (gesvdjBatched); without full matrices (or square ones)
-    the polar decomposition (gesvdp) per matrix; else, and for a matrix gesvdp fails on,
-    QR iteration (gesvd) per matrix. Raises LinAlgError ("SVD did not converge"); reading
+    matrices up to 32 x 32: Jacobi (gesvdjBatched); matrices at least 64 x 64 without full
+    matrices (or square ones): the polar decomposition (gesvdp) per matrix; else, and for
+    a matrix gesvdp fails on, QR iteration (gesvd) per matrix. Raises LinAlgError ("SVD did not converge"); reading
     the status back synchronizes."""
     return _svd(_xp, x, full_matrices, True, "svd")
 
@@ -183,7 +183,7 @@ def _svd(o, x, full, vectors, name):
             return SVDResult(o.eye(b, m, dt, x), s, o.eye(b, n, dt, x))
         return SVDResult(o.empty(ushape, dt, x), s, o.empty(vshape, dt, x))
     if (not _solver.batched("gesvdj", m, n, count) and (m == n or not (vectors and full))
-            and _solver.gesvdp_ok()):
+            and _solver.gesvdp_ok(m, n)):
         r = _svd_polar(o, x, dt, rdt, vectors, name)
         if r is not None:
             return r
