@@ -3,10 +3,11 @@
     python3 tools/la_probe.py [--quick]
 
 Prints, in milliseconds of CUDA-event time around one call (median of several), each
-choice the linalg code offers next to PyTorch's time for the same call: the cuSOLVER
-64-bit API against the legacy calls (cholesky, solve, eigh), the QR path of a tall SVD
-with gesvdj or gesvd for R against gesvd on the whole matrix, batched small inverses;
-and the host microseconds per 2x2 ``a @ b`` (wall clock, no sync inside the loop)."""
+choice the linalg code offers next to PyTorch's (and for inv CuPy's) time for the same
+call: the products, cholesky, solve and eigh, the SVD by gesvdp against gesvd
+(GESVDP_MIN), small inverses on gparray's kernel against cuBLAS' batched LU
+(INV_SMALL_MAX); and the host microseconds per 2x2 ``a @ b`` (wall clock, no sync inside
+the loop)."""
 import statistics
 import sys
 import time
@@ -16,7 +17,6 @@ import numpy as np
 
 import gparray as xp
 from gparray._engine import _blas, _solver
-from gparray.linalg import _decompositions as dec
 
 QUICK = "--quick" in sys.argv
 REPS = 3 if QUICK else 7
@@ -84,8 +84,10 @@ def tt(a):
 
 
 def main():
+    if torch is None:
+        raise SystemExit("la_probe: PyTorch is the reference and could not be imported")
     rng = np.random.default_rng(0)
-    print("x64:", _solver.x64_info())
+    print("svd:", _solver.gesvdp_info())
     # ------------------------------------------------------------------ products
     a2 = xp.asarray(rng.standard_normal((2, 2)).astype(np.float32))
     a2 @ a2
@@ -101,7 +103,7 @@ def main():
     g = xp.asarray(rng.standard_normal((1 << 18, 128)))
     tg = tt(g)
     row("X.T @ X (2^18,128) f64", gparray=event_ms(lambda: g.T @ g), torch=torch_ms(lambda: tg.T @ tg))
-    # ------------------------------------------------------------------ cuSOLVER 64-bit vs legacy
+    # ------------------------------------------------------------------ factorizations
     n = 4096
     r = rng.standard_normal((n, n))
     spd = xp.asarray(r @ r.T / n + np.eye(n))
@@ -109,37 +111,37 @@ def main():
     rhs = xp.asarray(rng.standard_normal(n))
     sym = rng.standard_normal((2048, 2048))
     sym = xp.asarray((sym + sym.T) / 2)
-    cases = [("cholesky 4096 f64", lambda: xp.linalg.cholesky(spd), lambda t: torch.linalg.cholesky(t), spd),
-             ("solve 4096 f64, (4096,)", lambda: xp.linalg.solve(gen, rhs),
-              lambda t: torch.linalg.solve(t, trhs), gen),
-             ("eigh 2048 f64", lambda: xp.linalg.eigh(sym), lambda t: torch.linalg.eigh(t), sym)]
     trhs = tt(rhs)
-    for name, fn, tfn, arg in cases:
+    for name, fn, tfn, arg in (("cholesky 4096 f64", lambda: xp.linalg.cholesky(spd), torch.linalg.cholesky, spd),
+                               ("cholesky upper 4096 f64", lambda: xp.linalg.cholesky(spd, upper=True),
+                                lambda t: torch.linalg.cholesky(t, upper=True), spd),
+                               ("solve 4096 f64, (4096,)", lambda: xp.linalg.solve(gen, rhs),
+                                lambda t: torch.linalg.solve(t, trhs), gen),
+                               ("eigh 2048 f64", lambda: xp.linalg.eigh(sym), torch.linalg.eigh, sym)):
         targ = tt(arg)
+        row(name, gparray=event_ms(fn), torch=torch_ms(lambda: tfn(targ)))
+    # ------------------------------------------------------------------ SVD
+    for shape, dt in (((4096, 256), np.float32), ((256, 4096), np.float32), ((1024, 1024), np.float64)):
+        a = xp.asarray(rng.standard_normal(shape).astype(dt))
+        ta = tt(a)
         times = {}
-        for flag in (True, False):
-            _solver.USE_64 = flag
-            times["x64" if flag else "legacy"] = event_ms(fn)
-        _solver.USE_64 = True
-        times["torch"] = torch_ms(lambda: tfn(targ)) if torch is not None else float("nan")
-        row(name, **times)
-    # ------------------------------------------------------------------ tall SVD
-    a = xp.asarray(rng.standard_normal((4096, 256)).astype(np.float32))
-    ta = tt(a)
-    times = {}
-    for label, ratio, svd_r in (("qr+gesvdj", 2, "gesvdj"), ("qr+gesvd", 2, "gesvd"), ("gesvd", 0, "gesvd")):
-        dec.QR_RATIO, dec.SVD_R = ratio, svd_r
-        times[label] = event_ms(lambda: xp.linalg.svd(a, full_matrices=False), reps=3)
-    dec.QR_RATIO, dec.SVD_R = 2, "gesvdj"
-    times["torch"] = torch_ms(lambda: torch.linalg.svd(ta, full_matrices=False), reps=3)
-    row("svd (4096,256) f32 reduced", **times)
-    row("svdvals (4096,256) f32", gparray=event_ms(lambda: xp.linalg.svdvals(a), reps=3),
-        torch=torch_ms(lambda: torch.linalg.svdvals(ta), reps=3))
+        for label, lo in (("gesvdp", 64), ("gesvd", 1 << 30)):
+            _solver.GESVDP_MIN = lo
+            times[label] = event_ms(lambda: xp.linalg.svd(a, full_matrices=False), reps=3)
+            times[label + "_vals"] = event_ms(lambda: xp.linalg.svdvals(a), reps=3)
+        _solver.GESVDP_MIN = 64
+        times["torch"] = torch_ms(lambda: torch.linalg.svd(ta, full_matrices=False), reps=3)
+        times["torch_vals"] = torch_ms(lambda: torch.linalg.svdvals(ta), reps=3)
+        row(f"svd {shape} {np.dtype(dt).name} reduced", **times)
     # ------------------------------------------------------------------ small inverses
     s = rng.standard_normal((65536, 4, 4)).astype(np.float32) + 4 * np.eye(4, dtype=np.float32)
     gs, ts = xp.asarray(s), tt(s)
     cs = cp.asarray(s)
-    row("inv (65536,4,4) f32", gparray=event_ms(lambda: xp.linalg.inv(gs)), cupy=event_ms(lambda: cp.linalg.inv(cs)),
+    times = {"kernel": event_ms(lambda: xp.linalg.inv(gs))}
+    _solver.INV_SMALL_MAX = 0
+    times["cublas"] = event_ms(lambda: xp.linalg.inv(gs))
+    _solver.INV_SMALL_MAX = 8
+    row("inv (65536,4,4) f32", **times, cupy=event_ms(lambda: cp.linalg.inv(cs)),
         torch=torch_ms(lambda: torch.linalg.inv(ts)))
 
 
