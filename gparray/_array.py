@@ -11,7 +11,8 @@ helpers every namespace module uses: ``_empty`` (an uninitialized C-contiguous a
 
 The operators call the elementwise functions of ``gparray/_elementwise_funcs.py``, a
 namespace module above this one: that module binds itself here (``_ew``) when it is imported,
-and ``gparray/__init__.py`` imports it before any array can exist.
+and ``gparray/__init__.py`` imports it before any array can exist; ``@`` likewise calls
+``gparray/_linear_algebra.py`` (``_la``).
 """
 from __future__ import annotations
 
@@ -436,14 +437,14 @@ class Array:
         return _ew.bitwise_invert(self)
 
     def __matmul__(self, other, /):
-        from .linalg import matmul
-
-        return matmul(self, other) if isinstance(other, Array) else NotImplemented
+        if not isinstance(other, Array):
+            return NotImplemented
+        return (_la or _linear_algebra()).matmul(self, other)
 
     def __rmatmul__(self, other, /):
-        from .linalg import matmul
-
-        return matmul(other, self) if isinstance(other, Array) else NotImplemented
+        if not isinstance(other, Array):
+            return NotImplemented
+        return (_la or _linear_algebra()).matmul(other, self)
 
     def __imatmul__(self, other, /):
         # in place only when the product keeps this array's dtype and shape (checked before
@@ -532,5 +533,13 @@ def _copy_to_device(x, dev: Device, stream=None) -> Array:
 # The elementwise namespace module the operators call; bound by gparray/_elementwise_funcs.py
 # (_install_operators) when it is imported.
 _ew = None
+# The namespace module of ``@`` (gparray/_linear_algebra.py), bound by it when it is imported.
+_la = None
+
+
+def _linear_algebra():
+    from . import _linear_algebra
+
+    return _linear_algebra
 
 __all__ = ["Array"]

@@ -5,17 +5,28 @@ column-sliced views into op flags and broadcast batch dimensions into strided-ba
 on gparray's own kernels (gparray/_engine/_matmul_int.py)."""
 from __future__ import annotations
 
+import sys
+
 from . import _dtypes as _dt
 from . import _transfer
 from ._array import Array, _copy, _empty
 from ._engine import _blas
 from ._engine import _matmul_int
 from ._engine import _matmul_plan as _mp
+from . import _array
 
 
 def _elem_strides(x):
     isz = x._dtype.itemsize
     return tuple(s // isz for s in x._strides)
+
+
+# The common case served from a memo: float operands of the product's dtype whose layouts
+# cuBLAS reads in place. Keyed by everything the plan and its cuBLAS call depend on: both
+# operands' shapes, byte strides and dtypes (the plan is the same on every device).
+_fast: dict = {}        # (shape1, strides1, dtype1, shape2, strides2, dtype2) -> (shape, dtype, GemmCall)
+FAST_MAX = 1024         # entries kept (the memo is cleared when full)
+_one_device = None      # exactly one visible device: no device check before the call
 
 
 def matmul(x1, x2, /):
@@ -25,10 +36,30 @@ def matmul(x1, x2, /):
     full precision (float16: computed in float32, rounded once); integer dtypes are exact in
     the result dtype with wraparound and booleans are OR of ANDs, on gparray's own kernel,
     which reads any layout in place (gparray/_engine/_matmul_int.py)."""
+    if isinstance(x1, Array) and isinstance(x2, Array):
+        dev, d2 = x1._device, x2._device
+        if dev is d2 or dev._id == d2._id:
+            f = _fast.get((x1._shape, x1._strides, x1._dtype, x2._shape, x2._strides, x2._dtype))
+            if f is not None and (_one_device or _current_device() == dev._id):
+                out = _empty(f[0], f[1], dev)
+                _blas.launch(f[2], x1._ptr, x2._ptr, out._ptr, dev._id, out._buf.stream)
+                return out
+    return _matmul(x1, x2)
+
+
+def _current_device() -> int:
+    from . import _backend
+
+    return _backend.cupy().cuda.runtime.getDevice()
+
+
+def _matmul(x1, x2):
+    global _one_device
     name = "matmul"
     _operands(x1, x2, name)
     ct = _dt.promote_types(x1._dtype, x2._dtype)
     dev = x1._device
+    key = (x1._shape, x1._strides, x1._dtype, x2._shape, x2._strides, x2._dtype)
     p = _mp.plan(x1._shape, _elem_strides(x1), x2._shape, _elem_strides(x2), ct.kind, name)
     if p.kind == "empty":
         return _empty(p.shape, ct, dev)
@@ -52,12 +83,22 @@ def matmul(x1, x2, /):
         x2, changed = _copy(x2, ct), True
     if changed:  # plan again on the C-contiguous copies that will be read
         p = _mp.plan(x1._shape, _elem_strides(x1), x2._shape, _elem_strides(x2), ct.kind, name)
+    call = _blas.prepare(p, ct)
     out = _empty(p.shape, ct, dev)
     from . import _backend
 
     cp = _backend.cupy()
-    with cp.cuda.Device(dev._id):
-        _blas.gemm(p, ct, x1._ptr, x2._ptr, out._ptr, dev._id, cp.cuda.get_current_stream().ptr)
+    if _one_device is None:
+        _one_device = _backend.device_count() == 1
+    if cp.cuda.runtime.getDevice() == dev._id:
+        _blas.launch(call, x1._ptr, x2._ptr, out._ptr, dev._id, out._buf.stream)
+    else:
+        with cp.cuda.Device(dev._id):
+            _blas.launch(call, x1._ptr, x2._ptr, out._ptr, dev._id, cp.cuda.get_current_stream().ptr)
+    if not changed and rt == ct:
+        if len(_fast) >= FAST_MAX:
+            _fast.clear()
+        _fast[key] = (p.shape, ct, call)
     return out if rt == ct else _copy(out, rt)
 
 
@@ -103,3 +144,5 @@ def _operands(x1, x2, name):
 
 
 __all__ = ["matmul", "tensordot", "vecdot"]
+
+_array._la = sys.modules[__name__]   # the module Array.__matmul__ / __rmatmul__ call

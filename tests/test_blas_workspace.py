@@ -1,10 +1,11 @@
 """CPU tier: how gparray's cuBLAS handles are bound to streams and to pool workspaces
 (gparray/_engine/_blas.py), on a fake cuBLAS binding and a fake pool: setStream and
 cublasSetWorkspace_v2 only when the stream or the workspace generation changes (setStream
-resets cuBLAS to its own workspace, so the pool's is set again after every setStream), one
-workspace Block per (thread, device, stream), release and eviction make every handle
-re-bind, a pool that cannot give the workspace leaves cuBLAS's own; without a loaded
-libcublas the ctypes lookup reports why and products go on without it."""
+resets cuBLAS to its own workspace, so the pool's is set again after every setStream), or
+after the handle was handed to CuPy's bindings (``shared_handle``); one workspace Block per
+(thread, device, stream), release and eviction make every handle re-bind, a pool that
+cannot give the workspace leaves cuBLAS's own; without a loaded libcublas the ctypes
+lookup reports why and products go on without it (CuPy's bindings)."""
 import threading
 
 import pytest
@@ -70,6 +71,8 @@ def fake(monkeypatch):
     monkeypatch.setattr(_blas, "_workspaces", {})
     monkeypatch.setattr(_blas, "_generation", 0)
     monkeypatch.setattr(_blas, "_setter", setter)
+    monkeypatch.setattr(_blas, "_lib", None)
+    monkeypatch.setattr(_blas, "_fns", {})
     monkeypatch.setattr(_memory, "alloc", alloc)
     cb.allocs, cb.alloc = allocs, alloc
     return cb
@@ -98,13 +101,16 @@ def test_bind_sets_stream_and_pool_workspace_only_when_they_change(fake):
     assert _blas.workspace_info(0, 12345)["ptr"] is None
 
 
-def test_a_stream_set_by_other_code_is_noticed(fake):
+def test_a_handle_shared_with_cupys_bindings_is_bound_again(fake):
     h = _blas.bind(0, 7)
     b1 = fake.allocs[-1][0]
-    fake.setStream(h, 9)                    # e.g. a solver binding the shared handle itself
+    assert _blas.shared_handle(0) == h      # e.g. the solver's batched LU through CuPy's bindings,
+    fake.setStream(h, 7)                    # which set the stream (and so reset the workspace)
     _calls(fake)
     assert _blas.bind(0, 7) == h
     assert _calls(fake) == [("stream", h, 7), ("ws", h, b1.ptr, _blas.WORKSPACE_BYTES)]
+    assert _blas.bind(0, 7) == h and _calls(fake) == []
+    assert _blas.shared_handle(1) != h and _calls(fake) == []    # another device: a handle, no binding
 
 
 def test_each_thread_and_device_has_its_own_handle_and_workspace(fake):
@@ -155,8 +161,10 @@ def test_setter_lookup(fake, monkeypatch):
     fn = _blas._find_setter(1001)          # only CuPy's getVersion (faked: 13.1) sees the handle
     if fn is None:   # no libcublas.so.13 in this process (a CPU machine): nothing to call
         assert _blas._setter is False and "major version 13" in _blas._setter_note
+        assert _blas._lib is False and _blas.workspace_info(0, 0)["products"] == "cupy"
     else:            # CuPy loaded it: the function of that very library
         assert fn.__name__ == "cublasSetWorkspace_v2" and "libcublas" in _blas._setter_note
+        assert _blas.workspace_info(0, 0)["products"] == "ctypes"
     assert _blas._find_setter(1001) is fn   # looked up once
     monkeypatch.setattr(_blas, "_setter", None)
     monkeypatch.setattr(_blas, "WORKSPACE_BYTES", 0)

@@ -40,6 +40,8 @@ INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"
 
 # ---------------------------------------------------------------------------- host memory
 class _Buf:
+    stream = 0      # the stream a pool Block was allocated on (the default stream here)
+
     def __init__(self, ptr):
         self.ptr = ptr
 
@@ -537,6 +539,11 @@ def test_float16_runs_in_float32_and_is_rounded_once(monkeypatch):
                     ptr = 0
                 return S()
 
+            class runtime:
+                @staticmethod
+                def getDevice():
+                    return 0
+
     mem = Mem()
     monkeypatch.setattr(_la, "_empty", mem.empty)
     copies = []
@@ -546,10 +553,13 @@ def test_float16_runs_in_float32_and_is_rounded_once(monkeypatch):
         return mem.empty(x._shape, dtype or x._dtype)
 
     monkeypatch.setattr(_la, "_copy", fake_copy)
-    monkeypatch.setattr(_la._blas, "gemm", lambda p, dt, *a: calls.append(np.dtype(dt)))
+    monkeypatch.setattr(_la._blas, "launch", lambda c, *a: calls.append(c.fkey))
+    monkeypatch.setattr(_la, "_fast", {})
     from gparray import _backend
 
     monkeypatch.setattr(_backend, "cupy", lambda: _CP)
-    r = xp.matmul(_fake((3, 4), "float16"), _fake((4, 2), "float16"))
-    assert calls == [np.dtype("float32")] and r._dtype == np.float16
-    assert copies == [(np.float16, np.float32)] * 2 + [(np.float32, np.float16)]
+    monkeypatch.setattr(_backend, "device_count", lambda: 1)
+    for _ in range(2):      # float16 is never served from the memo
+        r = xp.matmul(_fake((3, 4), "float16"), _fake((4, 2), "float16"))
+    assert calls == [("S", False)] * 2 and r._dtype == np.float16 and _la._fast == {}
+    assert copies == ([(np.float16, np.float32)] * 2 + [(np.float32, np.float16)]) * 2

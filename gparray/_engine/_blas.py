@@ -1,12 +1,20 @@
 """cuBLAS on gparray memory: the calls a ``MatmulPlan`` (gparray/_engine/_matmul_plan.py)
-describes, through CuPy's cuBLAS bindings.
+describes.
 
 One cuBLAS handle per (device, host thread), in pointer mode host and the default math
 mode: float32 products are computed in full float32, as NumPy does (no TF32). Set
 ``GPARRAY_ALLOW_TF32=1`` (read at import) to let cuBLAS use TF32 tensor cores for float32.
 A handle is bound to the current stream before a call whenever that stream (or the
 workspace generation, below) differs from the one it was last bound to, so the products
-run in stream order with gparray's kernels and an unchanged stream costs nothing.
+run in stream order with gparray's kernels and an unchanged stream costs one dict lookup.
+
+The products call ``cublas<t>gemm_v2`` / ``cublas<t>gemmStridedBatched`` through ctypes on
+the libcublas CuPy loaded (found as below). CuPy's own bindings call ``cublasSetStream``
+before every routine, and ``cublasSetStream`` resets the handle's workspace to cuBLAS's
+own, so a product through them would never use the pool workspace; they are the fallback
+when that library cannot be found (``workspace_info`` says why). A caller that hands
+gparray's handle to CuPy's bindings (the solver engine's batched LU) takes it from
+``shared_handle``, which makes the next product bind the handle again.
 
 Workspace. ``cublasCreate`` allocates a default workspace with cudaMalloc, outside the pool,
 and ``cublasSetStream`` switches a handle back to it. So after binding a stream the handle
@@ -25,6 +33,11 @@ cuBLAS's own workspace and ``workspace_info`` says why. The default workspace th
 ``cublasCreate`` itself allocates stays allocated for the handle's life (cuBLAS offers no
 way to avoid it short of ``CUBLAS_WORKSPACE_CONFIG=:0:0`` in the environment, which gparray
 does not set since it would change every cuBLAS user of the process).
+
+Host cost. ``prepare`` turns a plan into a ``GemmCall`` (everything but the three
+pointers, with the ctypes arguments that never change already built), which the matmul
+namespace memoizes per operand layout; ``launch`` is then the stream check and one
+library call per matrix run.
 """
 from __future__ import annotations
 
@@ -40,9 +53,10 @@ from ._matmul_plan import INT32_MAX
 ALLOW_TF32 = os.environ.get("GPARRAY_ALLOW_TF32", "0") not in ("", "0")
 _OP = {"N": 0, "T": 1}                     # CUBLAS_OP_N, CUBLAS_OP_T
 _DEFAULT_MATH, _TF32_MATH = 0, 3           # CUBLAS_DEFAULT_MATH, CUBLAS_TF32_TENSOR_OP_MATH
-_FUNCS = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
+_FUNCS = {"float32": "S", "float64": "D", "complex64": "C", "complex128": "Z"}
 _local = threading.local()
-_scalars: dict = {}                        # dtype -> (one, zero) host arrays
+_scalars: dict = {}                        # dtype name -> (&one, &zero, c_void_p(&one), c_void_p(&zero), arrays)
+_V, _LL = ctypes.c_void_p, ctypes.c_longlong
 
 
 def _workspace_bytes() -> int:
@@ -58,8 +72,11 @@ _ws_lock = threading.Lock()
 _workspaces: dict = {}                     # (thread token, device, stream) -> [Block, status]
 WS_MAX = 64                                # workspaces kept (the oldest dropped first)
 _generation = 0                            # bumped by release_workspaces: handles re-bind
+_lib = None                                # ctypes CDLL of CuPy's libcublas; False: not found
+_lib_note = ""                             # which library, or why none
 _setter = None                             # ctypes cublasSetWorkspace_v2; False: unavailable
 _setter_note = ""                          # why it is unavailable
+_fns: dict = {}                            # (prefix, batched) -> (ctypes function or None, CuPy binding)
 
 
 def _cublas():
@@ -92,15 +109,12 @@ def handle(dev: int) -> int:
     return h
 
 
-def _find_setter(h: int):
-    """``cublasSetWorkspace_v2`` of the libcublas CuPy loaded (which created ``h``), or None."""
-    global _setter, _setter_note
-    if _setter is not None:
-        return _setter or None
-    _setter = False
-    if WORKSPACE_BYTES <= 0:
-        _setter_note = "disabled (GPARRAY_CUBLAS_WORKSPACE=0): cuBLAS's own workspace"
-        return None
+def _library(h: int):
+    """The libcublas CuPy loaded (which created ``h``) as a ctypes CDLL, or None."""
+    global _lib, _lib_note
+    if _lib is not None:
+        return _lib or None
+    _lib = False
     major = _cublas().getVersion(h) // 10000     # e.g. 130100 -> 13
     names = [f"libcublas.so.{major}"]
     try:
@@ -113,7 +127,7 @@ def _find_setter(h: int):
     for name in names:
         try:
             lib = ctypes.CDLL(name, mode=mode)   # only a library already in the process
-            fn = lib.cublasSetWorkspace_v2
+            lib.cublasSetWorkspace_v2, lib.cublasSgemm_v2    # noqa: B018 - both must exist
             prop = lib.cublasGetProperty
         except (OSError, AttributeError):
             continue
@@ -122,39 +136,71 @@ def _find_setter(h: int):
         v = ctypes.c_int(-1)
         if prop(0, ctypes.byref(v)) != 0 or v.value != major:   # MAJOR_VERSION
             continue
-        fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
-        fn.restype = ctypes.c_int
-        _setter = fn
-        _setter_note = f"cublasSetWorkspace_v2 from {name}"
-        return fn
-    _setter_note = f"no loaded libcublas of major version {major} found (tried {names})"
+        _lib, _lib_note = lib, f"from {name}"
+        return lib
+    _lib_note = f"no loaded libcublas of major version {major} found (tried {names})"
     return None
+
+
+def _find_setter(h: int):
+    """``cublasSetWorkspace_v2`` of the libcublas CuPy loaded (which created ``h``), or None."""
+    global _setter, _setter_note
+    if _setter is not None:
+        return _setter or None
+    _setter = False
+    if WORKSPACE_BYTES <= 0:
+        _setter_note = "disabled (GPARRAY_CUBLAS_WORKSPACE=0): cuBLAS's own workspace"
+        return None
+    lib = _library(h)
+    if lib is None:
+        _setter_note = _lib_note
+        return None
+    fn = lib.cublasSetWorkspace_v2
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+    fn.restype = ctypes.c_int
+    _setter = fn
+    _setter_note = f"cublasSetWorkspace_v2 {_lib_note}"
+    return fn
 
 
 def bind(dev: int, stream_ptr: int) -> int:
     """This thread's handle on ``dev``, bound to ``stream_ptr`` and to this stream's pool
     workspace (cublasSetStream and cublasSetWorkspace_v2 are called only when the stream or
-    the workspace generation changed since the handle's last use). Every cuBLAS call on
-    gparray's handles should go through here: a direct ``setStream`` on the handle drops
-    the pool workspace (cuBLAS's own is used until the stream changes again; the stream
-    itself is checked on every call, so products never run on a stale one)."""
+    the workspace generation changed since the handle's last binding here, or after
+    ``shared_handle`` handed it out). Every cuBLAS call on gparray's handles goes through
+    here or through ``shared_handle``."""
+    bound = getattr(_local, "bound", None)
+    if bound is not None:
+        e = bound.get(dev)
+        if e is not None and e[1] == stream_ptr and e[2] == _generation:
+            return e[0]
+    return _bind(dev, stream_ptr)
+
+
+def _bind(dev: int, stream_ptr: int) -> int:
     h = handle(dev)
     bound = getattr(_local, "bound", None)
     if bound is None:
         bound = _local.bound = {}
-    cublas = _cublas()
-    # getStream too: code that calls setStream on the handle itself must not make a product
-    # run on the stream it chose (its reset of the workspace only costs the pool's)
-    if bound.get(dev) == (stream_ptr, _generation) and cublas.getStream(h) == stream_ptr:
-        return h
     gen = _generation
-    cublas.setStream(h, stream_ptr)             # also resets the workspace to cuBLAS's own
+    _cublas().setStream(h, stream_ptr)          # also resets the workspace to cuBLAS's own
     fn = _find_setter(h)
     if fn is not None:
         e = _workspace(dev, stream_ptr)
         if e is not None:
             e[1] = int(fn(h, e[0].ptr, WORKSPACE_BYTES))    # CUBLAS_STATUS_SUCCESS == 0
-    bound[dev] = (stream_ptr, gen)
+    bound[dev] = (h, stream_ptr, gen)
+    return h
+
+
+def shared_handle(dev: int) -> int:
+    """This thread's handle on ``dev`` for CuPy's cuBLAS bindings, which set the current
+    stream themselves before every routine (and so reset the handle's workspace to
+    cuBLAS's own): the next product binds the handle again."""
+    h = handle(dev)
+    bound = getattr(_local, "bound", None)
+    if bound is not None:
+        bound.pop(dev, None)
     return h
 
 
@@ -185,10 +231,13 @@ def _workspace(dev: int, stream_ptr: int):
 def workspace_info(dev: int, stream_ptr: int) -> dict:
     """What this thread's handle on ``dev`` uses on ``stream_ptr``: ``ptr`` and ``bytes`` of the
     pool workspace (None: cuBLAS's own), ``status`` of the last cublasSetWorkspace_v2 (0:
-    set), and ``note`` (which library call, or why none)."""
+    set), ``note`` (which library call, or why none) and ``products`` ("ctypes": the gemm
+    calls of that library, which keep the workspace; "cupy": CuPy's bindings, which reset
+    it to cuBLAS's own before every call; None: no product yet)."""
     e = _workspaces.get((_thread_token(), dev, stream_ptr))
+    how = None if _lib is None else ("ctypes" if _lib else "cupy")
     return {"ptr": e[0].ptr if e else None, "bytes": WORKSPACE_BYTES if e else None,
-            "status": e[1] if e else None, "note": _setter_note}
+            "status": e[1] if e else None, "note": _setter_note, "products": how}
 
 
 def release_workspaces() -> None:
@@ -201,33 +250,106 @@ def release_workspaces() -> None:
         _generation += 1
 
 
+# ---------------------------------------------------------------------------- products
+class GemmCall:
+    """The cuBLAS calls of one "blas" plan for one dtype, less the operands' pointers:
+    ``fkey`` (type prefix, strided-batched?), the int arguments of the swapped problem
+    C' (n x m, ld n) = op(B') op(A'), the batch strides (ctypes long longs), the host
+    scalars one and zero, and ``offsets``: the byte offsets (A, B, C) of each run of the
+    host loop over the plan's outer dimensions."""
+
+    __slots__ = ("fkey", "ints", "strides", "scalars", "offsets", "inner")
+
+    def __init__(self, p, dtype):
+        if max(p.m, p.n, p.k) > INT32_MAX:
+            raise ValueError(f"matmul: a dimension of {max(p.m, p.n, p.k)} exceeds cuBLAS' 32-bit sizes")
+        dt = np.dtype(dtype)
+        sc = _scalars.get(dt.name)
+        if sc is None:
+            one, zero = np.ones(1, dt), np.zeros(1, dt)
+            p1, p0 = one.ctypes.data, zero.ctypes.data
+            sc = _scalars[dt.name] = (p1, p0, _V(p1), _V(p0), (one, zero))
+        isz = dt.itemsize
+        self.fkey = (_FUNCS[dt.name], p.inner != 1)
+        # the swapped problem: C' (n x m, ld n) = op(B') (n x k) . op(A') (k x m)
+        self.ints = (_OP[p.b.op], _OP[p.a.op], p.n, p.m, p.k, p.b.ld, p.a.ld, max(p.n, 1))
+        sa, sb, scs = p.inner_strides
+        self.strides = (sa, sb, scs)
+        self.scalars = sc
+        self.inner = p.inner
+        self.offsets = tuple(
+            tuple(isz * sum(i * s[j] for i, (_, s) in zip(idx, p.outer)) for j in range(3))
+            for idx in itertools.product(*(range(e) for e, _ in p.outer)))
+
+
+def prepare(p, dtype) -> GemmCall:
+    """The ``GemmCall`` of plan ``p`` (kind "blas") for ``dtype`` (float32, float64, complex64
+    or complex128); ValueError when a dimension exceeds cuBLAS' 32-bit sizes."""
+    return GemmCall(p, dtype)
+
+
+def _resolve(fkey, h):
+    """(ctypes function or None, CuPy binding) of ``fkey`` = (prefix, batched)."""
+    f = _fns.get(fkey)
+    if f is None:
+        pre, batched = fkey
+        name = pre.lower() + ("gemmStridedBatched" if batched else "gemm")
+        binding = getattr(_cublas(), name)
+        lib, fn = _library(h), None
+        if lib is not None:
+            fn = getattr(lib, f"cublas{pre}gemmStridedBatched" if batched else f"cublas{pre}gemm_v2")
+            fn.restype = ctypes.c_int   # arguments: Python ints (C int) and ctypes pointers/long longs
+        f = _fns[fkey] = (fn, binding)
+    return f
+
+
+def launch(c: GemmCall, a_ptr: int, b_ptr: int, c_ptr: int, dev: int, stream_ptr: int) -> None:
+    """Run ``c`` for operands at ``a_ptr``/``b_ptr`` into the C-contiguous result at ``c_ptr``
+    on ``stream_ptr`` (``dev`` must be the current device)."""
+    h = bind(dev, stream_ptr)
+    f = _fns.get(c.fkey)
+    if f is None:
+        f = _resolve(c.fkey, h)
+    fn = f[0]
+    ta, tb, n, m, k, lda, ldb, ldc = c.ints
+    if fn is not None:
+        one, zero = c.scalars[2], c.scalars[3]
+        hv = _V(h)
+        if c.inner == 1:
+            for oa, ob, oc in c.offsets:
+                st = fn(hv, ta, tb, n, m, k, one, _V(b_ptr + ob), lda, _V(a_ptr + oa), ldb, zero,
+                        _V(c_ptr + oc), ldc)
+                if st:
+                    _status(st, c)
+        else:
+            sa, sb, scs = c.strides
+            sa, sb, scs, cnt = _LL(sa), _LL(sb), _LL(scs), c.inner
+            for oa, ob, oc in c.offsets:
+                st = fn(hv, ta, tb, n, m, k, one, _V(b_ptr + ob), lda, sb, _V(a_ptr + oa), ldb, sa, zero,
+                        _V(c_ptr + oc), ldc, scs, cnt)
+                if st:
+                    _status(st, c)
+        return
+    fn = f[1]   # CuPy's binding (it sets the current stream itself)
+    one, zero = c.scalars[0], c.scalars[1]
+    if c.inner == 1:
+        for oa, ob, oc in c.offsets:
+            fn(h, ta, tb, n, m, k, one, b_ptr + ob, lda, a_ptr + oa, ldb, zero, c_ptr + oc, ldc)
+    else:
+        sa, sb, scs = c.strides
+        for oa, ob, oc in c.offsets:
+            fn(h, ta, tb, n, m, k, one, b_ptr + ob, lda, sb, a_ptr + oa, ldb, sa, zero, c_ptr + oc, ldc, scs,
+               c.inner)
+
+
+def _status(st: int, c: GemmCall):
+    pre, batched = c.fkey
+    raise RuntimeError(f"matmul: cublas{pre}gemm{'StridedBatched' if batched else '_v2'} failed with "
+                       f"cublasStatus_t {st}")
+
+
 def gemm(p, dtype, a_ptr: int, b_ptr: int, c_ptr: int, dev: int, stream_ptr: int) -> None:
     """Run plan ``p`` (kind "blas") for operands at ``a_ptr``/``b_ptr`` (their copies when
     the plan copies them) into the C-contiguous result at ``c_ptr``; ``dtype``: float32,
     float64, complex64 or complex128."""
-    if max(p.m, p.n, p.k) > INT32_MAX:
-        raise ValueError(f"matmul: a dimension of {max(p.m, p.n, p.k)} exceeds cuBLAS' 32-bit sizes")
-    cublas = _cublas()
-    h = bind(dev, stream_ptr)
-    dt = np.dtype(dtype)
-    sc = _scalars.get(dt)
-    if sc is None:
-        sc = _scalars[dt] = (np.ones(1, dt), np.zeros(1, dt))
-    one, zero = sc[0].ctypes.data, sc[1].ctypes.data
-    pre = _FUNCS[dt.name]
-    isz = dt.itemsize
-    # the swapped problem: C' (n x m, ld n) = op(B') (n x k) . op(A') (k x m)
-    ta, tb = _OP[p.b.op], _OP[p.a.op]
-    lda, ldb, ldc = p.b.ld, p.a.ld, max(p.n, 1)
-    sa, sb, scs = p.inner_strides
-    single = getattr(cublas, pre + "gemm")
-    batched = getattr(cublas, pre + "gemmStridedBatched")
-    for idx in itertools.product(*(range(e) for e, _ in p.outer)):
-        oa = sum(i * s[0] for i, (_, s) in zip(idx, p.outer))
-        ob = sum(i * s[1] for i, (_, s) in zip(idx, p.outer))
-        oc = sum(i * s[2] for i, (_, s) in zip(idx, p.outer))
-        A, B, C = a_ptr + oa * isz, b_ptr + ob * isz, c_ptr + oc * isz
-        if p.inner == 1:
-            single(h, ta, tb, p.n, p.m, p.k, one, B, lda, A, ldb, zero, C, ldc)
-        else:
-            batched(h, ta, tb, p.n, p.m, p.k, one, B, lda, sb, A, ldb, sa, zero, C, ldc, scs, p.inner)
+    launch(prepare(p, dtype), a_ptr, b_ptr, c_ptr, dev, stream_ptr)

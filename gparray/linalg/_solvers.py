@@ -35,9 +35,11 @@ class SlogdetResult(NamedTuple):
 
 # ---------------------------------------------------------------------------- inv
 def inv(x, /):
-    """Inverse of each square matrix of ``x`` (..., M, M). Stacks of small matrices: cuBLAS
-    getrfBatched + getriBatched; else cuSOLVER getrf + getrs against the identity. Raises
-    LinAlgError ("Singular matrix", with the stack index); the status read synchronizes."""
+    """Inverse of each square matrix of ``x`` (..., M, M). Real matrices up to 8 x 8:
+    gparray's kernel (one thread per matrix, LAPACK's getf2 + getri in registers); other
+    stacks of small matrices: cuBLAS getrfBatched + getriBatched; else cuSOLVER getrf +
+    getrs against the identity. Raises LinAlgError ("Singular matrix", with the stack
+    index); the status read synchronizes."""
     return _inv(_xp, x)
 
 
@@ -47,6 +49,18 @@ def _inv(o, x):
     count = _shapes.prod(b)
     if count == 0 or n == 0:
         return o.empty(x.shape, dt, x)
+    if _solver.inv_small_ok(dt.name, n):
+        # gparray's kernel: x read in place through its strides (when its batch dimensions
+        # walk with one stride), the LU of x as LAPACK sees NumPy's input, C-order inverses
+        isz = dt.itemsize
+        if x.dtype != dt or _batch_stride(x.shape, x.strides) is None:
+            x = o.contig(x, dt)
+        out = o.empty(x.shape, dt, x)
+        info = o.empty(b, _I32, x)
+        _solver.inv_small(dt.name, n, o.ptr(x), count, _batch_stride(x.shape, x.strides) // isz,
+                          x.strides[-2] // isz, x.strides[-1] // isz, o.ptr(out), o.ptr(info), o.dev(x))
+        check_info("inv", o.host(info), b, "Singular matrix")
+        return out
     # column-major x (the C-contiguous copy of x^T), factored as LAPACK sees NumPy's input, so
     # exactly singular matrices show the same zero pivots as numpy.linalg.inv; the inverse
     # comes back column-major: its C-order view is the transpose
@@ -57,6 +71,22 @@ def _inv(o, x):
     _solver.inv(dt.name, n, o.ptr(a), count, o.ptr(out), o.ptr(ipiv), o.ptr(info), o.dev(x))
     check_info("inv", o.host(info), b, "Singular matrix")
     return out.mT
+
+
+def _batch_stride(shape, strides):
+    """The byte stride from one matrix of a stack to the next in C order when the batch
+    dimensions walk with one stride (0 for a single matrix), else None."""
+    stride, span = None, None
+    for e, st in zip(reversed(shape[:-2]), reversed(strides[:-2])):
+        if e == 1:
+            continue
+        if stride is None:
+            stride, span = st, st * e
+        elif st != span:
+            return None
+        else:
+            span = st * e
+    return 0 if stride is None else stride
 
 
 # ---------------------------------------------------------------------------- solve
