@@ -1,6 +1,8 @@
 """A NumPy model of cuFFT's advanced data layout, shared by the FFT tests of the CPU tier:
 ``run_step`` executes one planned cuFFT call (gparray/_engine/_fft_plan.py's Step) on flat
-NumPy buffers, reading and writing through cuFFT's addressing, with its host loops."""
+NumPy buffers, reading and writing through cuFFT's addressing, with its host loops; a real
+transform's host loop must keep the real-side pointers aligned as complex elements (cuFFT
+refuses misaligned ones at execution)."""
 import math
 
 import numpy as np
@@ -47,6 +49,9 @@ def run_step(step, src, dst, forward):
     offs = [(0, 0)]
     for count, si, so in step.loops:
         offs = [(i + k * si, o + k * so) for i, o in offs for k in range(count)]
+    real_offsets = {fp.R2C: [li for li, _ in offs], fp.C2R: [lo for _, lo in offs]}.get(step.kind, [])
+    assert all(o % 2 == 0 for o in real_offsets), \
+        "cuFFT would get a real-side pointer not aligned as a complex element (CUFFT_INVALID_VALUE)"
     for li, lo in offs:
         for b in range(step.batch):
             addr = src.offset + li + b * step.idist + ia

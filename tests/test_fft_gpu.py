@@ -112,6 +112,55 @@ def test_real_input_transforms(name, dtype, norm):
                 check(getattr(xp.fft, name)(ga, n=n, axis=axis, norm=norm), want, cdt(dtype), n or 30)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_real_transforms_of_every_axis_of_small_arrays(dtype):
+    # rfft(x, axis=1) of a (2, 2, 2) float32 array once handed cuFFT a real pointer one element
+    # past an aligned one (a host loop over the last axis): CUFFT_INVALID_VALUE
+    for shape in ((2, 2, 2), (3, 2, 5), (2, 3, 2, 3)):
+        a = sample(shape, dtype, seed=len(shape))
+        for lname, na, ga in layouts(a):
+            for axis in range(len(shape)):
+                for name in ("rfft", "ihfft"):
+                    for norm in NORMS:
+                        want = ref(name, na, axis=axis, norm=norm).astype(cdt(dtype))
+                        check(getattr(xp.fft, name)(ga, axis=axis, norm=norm), want, cdt(dtype), shape[axis])
+                c = sample(want.shape, cdt(dtype), seed=5)
+                for name in ("irfft", "hfft"):
+                    w = ref(name, c, axis=axis).astype(dtype)
+                    check(getattr(xp.fft, name)(xp.asarray(c), axis=axis), w, dtype, shape[axis])
+                    ct = np.ascontiguousarray(np.swapaxes(c, 0, -1))
+                    gt = xp.permute_dims(xp.asarray(ct), _swap(c.ndim))
+                    check(getattr(xp.fft, name)(gt, axis=axis), w, dtype, shape[axis])
+
+
+def test_basic_layout_fallback_recipes():
+    # what runs when cuFFT rejects an advanced layout: the same transforms in basic layouts
+    import gparray.fft._transforms as tr
+    from gparray._engine import _fft_plan as fp
+
+    a = sample((6, 7, 8), "float32", seed=30)
+    for lname, na, ga in layouts(a):
+        for kind, axes, sizes, n_last in ((fp.R2C, (0, 1), (6, 7), None), (fp.R2C, (2, 0), (8, 6), None),
+                                          (fp.C2C, (1,), (7,), None), (fp.C2R, (0, 2), (6, 8), 14)):
+            x = ga if kind == fp.R2C else xp.asarray(na.astype(np.complex64))
+            st = tuple(v // x.dtype.itemsize for v in x._strides)
+            direct = kind != fp.R2C or x._ptr % 8 == 0
+            r = fp.plan_transform(kind, x.shape, st, axes, sizes, n_last=n_last, forward=kind != fp.C2R,
+                                  direct=direct, basic=True)
+            assert r.is_basic()
+            got = tr._execute(r, x, xp.complex64, xp.float32, 1.0)
+            src = np.asarray(x)
+            if kind == fp.R2C:
+                want = np.fft.rfftn(src.astype(np.float64), axes=axes)
+            elif kind == fp.C2C:
+                want = np.fft.fftn(src.astype(np.complex128), axes=axes)
+            else:
+                s_ = tuple(sizes[:-1]) + (n_last,)
+                want = np.fft.irfftn(src.astype(np.complex128), s=s_, axes=axes) * math.prod(s_)
+            dt = np.float32 if kind == fp.C2R else np.complex64
+            check(got, want.astype(dt), dt, 336)
+
+
 @pytest.mark.parametrize("name", ["irfft", "hfft"])
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
 @pytest.mark.parametrize("norm", NORMS)
@@ -307,34 +356,65 @@ def test_plans_follow_the_current_stream():
     s.synchronize()
     check(y, want, np.complex64, 1 << 16)
     check(z, ref("fft", a, n=(1 << 16) - 1).astype(np.complex64), np.complex64, 1 << 16)
-    plan, _ = _fft.cache(0).get((0, False, _plan_key(x)))
+    plan = _fft.cache(0)._plans[_plan_key(x.shape[0])]
     assert plan.stream == s.ptr
     check(xp.fft.fft(x), want, np.complex64, 1 << 16)              # back on the default stream
     assert plan.stream == cp.cuda.get_current_stream().ptr
+    # a prime length (Bluestein) needs a work area: the plan keeps it, allocated on its stream
+    p = 1000003
+    b = sample((p,), "complex64", seed=25)
+    with s:
+        got = xp.fft.fft(xp.asarray(b))
+    s.synchronize()
+    check(got, ref("fft", b).astype(np.complex64), np.complex64, p)
+    plan = _fft.cache(0)._plans[_plan_key(p)]
+    assert plan.nbytes > 0 and plan.work is not None and plan.work.stream == s.ptr
+    check(xp.fft.fft(xp.asarray(b)), ref("fft", b).astype(np.complex64), np.complex64, p)
+    assert plan.work.stream == cp.cuda.get_current_stream().ptr and plan.stream == plan.work.stream
 
 
-def _plan_key(x):
+def _plan_key(n):
     from gparray._engine import _fft_plan as fp
 
-    r = fp.recipe(fp.C2C, x.shape, (1,), (0,), (x.shape[0],), None, True, True, False, False)
-    return next(op[1] for op in r.ops if op[0] == "exec").key()
+    r = fp.recipe(fp.C2C, (n,), (1,), (0,), (n,), None, True, True, False, False)
+    return next(op[1] for op in r.ops if op[0] == "exec").plan_key(False)
 
 
-def test_threads_share_plans():
+def test_threads_transform_concurrently_with_their_own_plans():
+    import cupy as cp
+
     a = sample((64, 256), "complex128", seed=24)
     want = ref("fft", a)
     x = xp.asarray(a)
-    errors = []
+    b = sample((5, 1000), "complex64", seed=26)       # another plan: axis 0, a strided batch
+    want_b = ref("fft", b, axis=0).astype(np.complex64)
+    y = xp.asarray(b)
+    errors, handles = [], []
+    done = threading.Barrier(6)
 
-    def work():
+    def work(k):
         try:
+            stream = cp.cuda.Stream(non_blocking=True) if k % 2 else None
             for _ in range(20):
-                check(xp.fft.fft(x), want, np.complex128, 256)
+                if stream is None:
+                    check(xp.fft.fft(x), want, np.complex128, 256)
+                    check(xp.fft.fft(y, axis=0), want_b, np.complex64, 5)
+                else:
+                    with stream:
+                        got, got_b = xp.fft.fft(x), xp.fft.fft(y, axis=0)
+                    stream.synchronize()
+                    check(got, want, np.complex128, 256)
+                    check(got_b, want_b, np.complex64, 5)
+            handles.extend(p.handle for p in _fft.cache(0)._plans.values())
         except Exception as exc:   # pragma: no cover - reported below
             errors.append(exc)
-    threads = [threading.Thread(target=work) for _ in range(4)]
+        finally:
+            done.wait(timeout=120)     # (a thread's plans are destroyed when it ends: handles reused)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     assert not errors, errors[0]
+    assert len(set(handles)) == len(handles) >= 12       # no plan used by two threads
+    assert xp.fft.get_plan_cache_info()["threads"] >= 1

@@ -17,8 +17,8 @@ import gparray.fft._transforms as tr
 from _fft_model import Mem, run_step
 from gparray._array import Array
 from gparray._device import get_device
+from gparray._engine import _fft, _shapes
 from gparray._engine import _fft_plan as fp
-from gparray._engine import _shapes
 
 DEV = get_device(0)
 
@@ -121,6 +121,8 @@ def mem(monkeypatch):
         odt = r if step.kind == fp.C2R else c
         if step.kind == fp.R2C:
             assert in_ptr % (2 * np.dtype(idt).itemsize) == 0, "cuFFT wants R2C input aligned as complex"
+        if step.kind == fp.C2R:
+            assert out_ptr % (2 * np.dtype(odt).itemsize) == 0, "cuFFT wants C2R output aligned as complex"
         mems = []
         for ptr, dt in ((in_ptr, idt), (out_ptr, odt)):
             b = m.find(ptr)
@@ -134,7 +136,7 @@ def mem(monkeypatch):
     monkeypatch.setattr(tr, "_empty", m.empty)
     monkeypatch.setattr(tr, "_ew", types.SimpleNamespace(fill=fill, copy_into=copy_into, scalar=scalar,
                                                          unary=unary))
-    monkeypatch.setattr(tr, "_fft", types.SimpleNamespace(execute=execute))
+    monkeypatch.setattr(tr, "_fft", types.SimpleNamespace(execute=execute, rejected=_fft.rejected))
     m.calls = calls
     return m
 
@@ -251,6 +253,48 @@ def test_plans_run_without_relayout_for_the_bench_layouts(mem):
     compare(mem, tr.fft(mem.array(a), axis=0), np.fft.fft(a, axis=0).astype(np.complex64), "complex64")
     (step,) = mem.calls
     assert step.istride == 32 and step.idist == 1 and step.batch == 32
+
+
+class CuPyCuFFTError(RuntimeError):
+    """Like cupy.cuda.cufft.CuFFTError: the status in ``result``."""
+
+    def __init__(self, result):
+        super().__init__(f"cufft {result}")
+        self.result = result
+
+
+CuPyCuFFTError.__name__ = "CuFFTError"
+
+
+def test_rejected_layouts_fall_back_to_basic_ones(mem, monkeypatch):
+    inner = tr._fft.execute
+    rejected = []
+
+    def execute(step, *args):
+        if step.inembed is not None or step.loops:     # a cuFFT that takes basic layouts only
+            rejected.append(step)
+            raise CuPyCuFFTError(4)
+        inner(step, *args)
+    monkeypatch.setattr(tr, "_fft", types.SimpleNamespace(execute=execute, rejected=_fft.rejected))
+    a = sample((4, 5, 6), "float32", seed=4)
+    total = 0
+    for name, kw in (("rfftn", {"axes": (0, 1)}), ("rfft", {"axis": 0}), ("fft", {"axis": 1}),
+                     ("irfftn", {"axes": (2, 0)}), ("fftn", {"axes": (0, 2)})):
+        src = a if name.startswith("r") else a.astype(np.complex64)
+        for layout in ("c", "T", "step"):
+            rejected.clear()
+            for _ in range(2):      # the second call: the memoized basic recipe, nothing rejected
+                got = getattr(tr, name)(mem.array(src, layout), **kw)
+                want = getattr(np.fft, name)(src, **kw)
+                compare(mem, got, want.astype(_expected_dtype(name, src.dtype)), src.dtype)
+            assert len(rejected) <= 1, (name, layout)
+            total += len(rejected)
+    assert total >= 5
+    other = CuPyCuFFTError(6)      # an execution failure that is not a layout's: raised as is
+    monkeypatch.setattr(tr, "_fft", types.SimpleNamespace(execute=lambda *a: (_ for _ in ()).throw(other),
+                                                          rejected=_fft.rejected))
+    with pytest.raises(RuntimeError, match="cufft 6"):
+        tr.fft(mem.array(sample((8,), "complex64")))
 
 
 @pytest.mark.parametrize("call,exc,match", [

@@ -12,6 +12,7 @@ import itertools
 import math
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -100,9 +101,12 @@ def expected(kind, x, axes, sizes, n_last, forward, conj_in, conj_out):
     return y * SCALE
 
 
-def check(kind, x: Mem, axes, sizes, n_last=None, forward=True, direct=True, conj_in=False, conj_out=False):
+def check(kind, x: Mem, axes, sizes, n_last=None, forward=True, direct=True, conj_in=False, conj_out=False,
+          basic=False):
     r = fp.plan_transform(kind, x.shape, x.strides, axes, sizes, n_last=n_last, forward=forward, direct=direct,
-                          conj_in=conj_in, conj_out=conj_out)
+                          conj_in=conj_in, conj_out=conj_out, basic=basic)
+    if basic:
+        assert r.is_basic(), r.ops
     got, _ = run_recipe(r, x)
     want = expected(kind, x.view().copy(), axes, sizes, n_last, forward, conj_in, conj_out)
     assert got.shape == want.shape, (got.shape, want.shape)
@@ -270,6 +274,106 @@ def test_random_recipes_match_numpy(out_order, monkeypatch):
                                  f"sizes {sizes} n_last {n_last} direct {direct}") from exc
 
 
+# ----------------------------------------------------------------------------- real transforms' layouts
+
+def _real_offsets(step):
+    """The real-side element offsets of a step's host-loop iterations."""
+    side = 1 if step.kind == fp.R2C else 2
+    offs = [0]
+    for g in step.loops:
+        offs = [o + k * g[side] for o in offs for k in range(g[0])]
+    return offs
+
+
+def test_rfft_of_a_middle_axis_loops_over_an_even_step():
+    # the conformance case: rfft(x, axis=1) of a C-contiguous (2, 2, 2) float array. A loop over
+    # the last axis would hand cuFFT a real pointer 1 element past an aligned one (the GPU
+    # answered CUFFT_INVALID_VALUE): the last axis is the batch, the loop steps over rows
+    x = strided_input((2, 2, 2), 11, kind_complex=False)
+    r = check(fp.R2C, x, (1,), (2,))
+    (_, step, src, dst, _), = [op for op in r.ops if op[0] == "exec"]
+    assert src == 0 and (step.istride, step.idist, step.batch) == (2, 1, 2) and step.loops[0][:2] == (2, 4)
+
+
+def test_real_steps_with_two_odd_batch_dimensions_copy():
+    # (5, 5, 3) viewed with strides (1, 15, 5): rfft along axis 2 has two batch dimensions of
+    # odd steps (1 and 15) that do not merge; either one looped would misalign the real side
+    x = Mem(np.random.default_rng(3).standard_normal(80), 0, (5, 5, 3), (1, 15, 5))
+    assert fp.plan_step(fp.C2C, (2,), x.shape, x.strides, x.shape, x.strides).loops == ((5, 1, 1),)
+    r = check(fp.R2C, x, (2,), (3,))
+    assert r.ops[0][0] == "load" and r.bufs[0].order[-1] == 2
+    assert all(not op[1].loops for op in r.ops if op[0] == "exec")
+
+
+@pytest.mark.parametrize("out_order", ["input", "batch"])
+def test_real_steps_keep_every_real_pointer_aligned(out_order, monkeypatch):
+    monkeypatch.setattr(fp, "OUT_ORDER", out_order)
+    rng = np.random.default_rng(17)
+    for case in range(300):
+        nd = int(rng.integers(2, 5))
+        shape = tuple(int(v) for v in rng.integers(2, 6, nd))
+        kind = (fp.R2C, fp.C2R)[case % 2]
+        k = int(rng.integers(1, nd + 1))
+        axes = tuple(int(a) for a in rng.permutation(nd)[:k])
+        perm = tuple(int(a) for a in rng.permutation(nd))
+        x = strided_input(shape, case, kind_complex=kind == fp.C2R, step=int(rng.integers(1, 3)), perm=perm)
+        sizes = [shape[a] for a in axes]
+        n_last = None
+        if kind == fp.C2R:
+            n_last = 2 * (sizes[-1] - 1)
+        r = fp.plan_transform(kind, x.shape, x.strides, axes, tuple(sizes), n_last=n_last, forward=kind == fp.R2C)
+        for op in r.ops:
+            if op[0] == "exec" and op[1].kind != fp.C2C:
+                assert all(o % 2 == 0 for o in _real_offsets(op[1])), (case, op[1])
+
+
+@pytest.mark.parametrize("out_order", ["input", "batch"])
+def test_basic_recipes_match_numpy(out_order, monkeypatch):
+    # the fallback when cuFFT rejects an advanced layout: every call in the basic layout
+    monkeypatch.setattr(fp, "OUT_ORDER", out_order)
+    rng = np.random.default_rng(99)
+    for case in range(200):
+        nd = int(rng.integers(1, 5))
+        shape = tuple(int(v) for v in rng.integers(1, 6, nd))
+        kind = (fp.C2C, fp.R2C, fp.C2R)[case % 3]
+        k = int(rng.integers(1, nd + 1))
+        axes = tuple(int(a) for a in rng.permutation(nd)[:k])
+        x = strided_input(shape, case, kind_complex=kind != fp.R2C, negative=rng.random() < 0.25,
+                          step=int(rng.integers(1, 3)), perm=tuple(int(a) for a in rng.permutation(nd)))
+        sizes = [max(1, shape[a] + int(rng.integers(-2, 3))) for a in axes]
+        n_last = None
+        if kind == fp.C2R:
+            n_last = sizes[-1]
+            sizes[-1] = n_last // 2 + 1
+        forward = bool(rng.integers(0, 2)) if kind == fp.C2C else kind == fp.R2C
+        try:
+            check(kind, x, axes, tuple(sizes), n_last=n_last, forward=forward, direct=rng.random() < 0.75,
+                  basic=True)
+        except AssertionError as exc:
+            raise AssertionError(f"case {case}: {kind} shape {shape} strides {x.strides} axes {axes}") from exc
+
+
+def test_fallback_replaces_the_memoized_recipe():
+    fp._recipes.clear()
+    args = (fp.R2C, (6, 7, 8), (1, 6, 42), (0, 1), (6, 7))
+    r = fp.recipe(*args)
+    assert r.key is not None and not r.is_basic()
+    b = fp.fallback(r)
+    assert b.is_basic() and b.key == r.key and fp.recipe(*args) is b
+    x = strided_input((6, 7, 8), 5, kind_complex=False, perm=(2, 1, 0))
+    got, _ = run_recipe(b, x)
+    np.testing.assert_allclose(got, np.fft.rfftn(x.view(), axes=(0, 1)) * SCALE, rtol=1e-10, atol=1e-9)
+
+
+def test_single_call_recipes_are_marked_for_the_fast_path():
+    r = fp.recipe(fp.C2C, (1 << 24,), (1,), (0,), (1 << 24,))
+    step, forward = r.single()
+    assert step.inembed is None and step.batch == 1 and step.n == (1 << 24,) and forward
+    assert r.ops[1:] == (("scale", 1),) and r.bufs[0].c_order()
+    padded = fp.recipe(fp.C2C, (100,), (1,), (0,), (128,))
+    assert padded.single() is None      # a load first
+
+
 def test_results_are_dense_and_laid_out_like_the_input():
     x = strided_input((4, 6), 8, perm=(1, 0))      # a transposed input
     r = fp.plan_transform(fp.C2C, x.shape, x.strides, (0,), (4,))
@@ -336,6 +440,163 @@ def test_cache_size_zero_keeps_nothing_and_clear_destroys_everything():
         c.get(k)
     c.clear()
     assert len(c) == 0 and c.memory == 0 and sorted(f.destroyed) == ["a", "b", "c"]
+
+
+def test_cache_clear_can_keep_one_plan():
+    f = Factory()
+    c = PlanCache(f.make, f.destroy, max_size=5)
+    for k in "abc":
+        c.get(k)
+    c.clear(keep="b")
+    assert c.keys() == ["b"] and c.memory == 100 and sorted(f.destroyed) == ["a", "c"]
+
+
+# ----------------------------------------------------------------------------- the engine's per-thread caches
+
+class EnginePlan:
+    """A stand-in for _fft.Plan: records its executions."""
+
+    def __init__(self, dev, key, nbytes=64):
+        self.device, self.key, self.nbytes = dev, key, nbytes
+        self.handle, self.stream, self.work = 1, None, None
+        self.calls, self.destroyed = [], False
+
+    def exec(self, handle, in_ptr, out_ptr, *direction):
+        assert handle and not self.destroyed
+        self.calls.append((in_ptr, out_ptr) + direction)
+
+
+@pytest.fixture
+def engine(monkeypatch):
+    """gparray._engine._fft with fresh settings and caches, cuFFT and streams faked."""
+    import types
+    import weakref
+
+    from gparray._engine import _fft
+
+    state = types.SimpleNamespace(made=[], destroyed=[], binds=[], stream=0, contexts=[])
+
+    def make_plan(dev, key):
+        p = EnginePlan(dev, key)
+        state.made.append(p)
+        return p
+
+    def destroy_plan(plan):
+        assert not plan.destroyed
+        plan.destroyed = True
+        state.destroyed.append(plan)
+
+    def bind(plan, stream):
+        state.binds.append((plan, stream))
+        plan.stream = stream
+
+    monkeypatch.setattr(_fft, "make_plan", make_plan)
+    monkeypatch.setattr(_fft, "destroy_plan", destroy_plan)
+    monkeypatch.setattr(_fft, "_bind", bind)
+    monkeypatch.setattr(_fft, "_bind_context", lambda dev: state.contexts.append((threading.get_ident(), dev)))
+    monkeypatch.setattr(_fft, "_cp", object())
+    monkeypatch.setattr(_fft, "_multi", False)
+    monkeypatch.setattr(_fft, "_stream_of", lambda: types.SimpleNamespace(ptr=state.stream))
+    monkeypatch.setattr(_fft, "_local", _fft._Local())
+    monkeypatch.setattr(_fft, "_all", weakref.WeakSet())
+    monkeypatch.setattr(_fft, "_epoch", [1])
+    monkeypatch.setattr(_fft, "_limits", {"max_size": {None: 4}, "max_memory": {None: None}})
+    monkeypatch.setattr(_fft, "_cleared", {})
+    state.fft = _fft
+    state.step = fp.plan_step(fp.C2C, (1,), (4, 8), (8, 1), (4, 8), (8, 1))
+    return state
+
+
+def _in_thread(fn):
+    out = []
+    t = threading.Thread(target=lambda: out.append(fn()))
+    t.start()
+    t.join()
+    return out[0]
+
+
+def test_engine_hit_path_binds_once_per_stream(engine):
+    f, step = engine.fft, engine.step
+    f.execute(step, False, True, 100, 200, 0)
+    f.execute(step, False, False, 100, 200, 0)
+    (plan,) = engine.made
+    assert plan.calls == [(100, 200, f.FORWARD), (100, 200, f.INVERSE)]
+    assert engine.binds == [(plan, 0)]
+    info = f.cache(0).info()
+    assert (info["hits"], info["misses"], info["size"]) == (1, 1, 1)
+    engine.stream = 7                   # another stream: bound again (a new work area there)
+    f.execute(step, True, True, 1, 2, 0)     # double precision: another plan
+    f.execute(step, False, True, 1, 2, 0)
+    assert engine.binds[1:] == [(engine.made[1], 7), (plan, 7)] and len(engine.made) == 2
+
+
+def test_engine_host_loops_offset_each_call(engine):
+    f = engine.fft
+    step = fp.plan_step(fp.C2C, (1,), (2, 64, 8), (512, 8, 1), (2, 64, 8), (512, 8, 1))
+    assert step.loops == ((2, 512, 512),)
+    f.execute(step, False, True, 1000, 5000, 0)
+    assert engine.made[0].calls == [(1000, 5000, -1), (1000 + 512 * 8, 5000 + 512 * 8, -1)]
+
+
+def test_engine_threads_get_their_own_plans_destroyed_when_they_end(engine):
+    import gc
+
+    f, step = engine.fft, engine.step
+    f.execute(step, False, True, 1, 2, 0)
+    mine = engine.made[0]
+    tid = _in_thread(lambda: (f.execute(step, False, True, 1, 2, 0), threading.get_ident())[1])
+    assert len(engine.made) == 2 and engine.made[1] is not mine
+    # each thread's first transform bound the device's context to it, once
+    assert engine.contexts == [(threading.get_ident(), 0), (tid, 0)]
+    gc.collect()
+    assert engine.destroyed == [engine.made[1]]        # the ended thread's plan
+    assert f.cache(0).keys() == [step.plan_key(False)] and not mine.destroyed
+    assert f.thread_count(0) == 1
+
+
+def test_engine_clear_and_bounds_reach_other_threads_at_their_next_transform(engine):
+    f, step = engine.fft, engine.step
+    ready, cleared, ready2, bounded = (threading.Event() for _ in range(4))
+    seen = {}
+
+    def worker():
+        f.execute(step, False, True, 1, 2, 0)
+        ready.set()
+        cleared.wait()
+        f.execute(step, False, True, 1, 2, 0)     # its cache applies the clear first
+        seen["info"] = f.cache(0).info()
+        ready2.set()
+        bounded.wait()
+        f.execute(step, False, True, 1, 2, 0)     # caching is now off: made and destroyed
+        seen["size"] = len(f.cache(0))
+
+    f.execute(step, False, True, 1, 2, 0)
+    t = threading.Thread(target=worker)
+    t.start()
+    ready.wait()
+    theirs = engine.made[1]
+    f.clear()
+    assert engine.made[0].destroyed and not theirs.destroyed     # mine at once, theirs later
+    cleared.set()
+    ready2.wait()
+    assert theirs.destroyed and seen["info"]["size"] == 1 and seen["info"]["misses"] == 2
+    f.set_limits(max_size=0)
+    assert f.limit("max_size", 0) == 0 and f.limit("max_size", 3) == 0
+    bounded.set()
+    t.join()
+    assert seen["size"] == 0 and engine.made[-1].destroyed
+    f.set_limits(3, max_size=9)
+    assert (f.limit("max_size", 3), f.limit("max_size", 0)) == (9, 0)
+    f.set_limits(max_memory=1000)
+    assert f.cache(0).max_memory == 1000 and f.limit("max_size", 3) == 9
+
+
+def test_engine_uncached_plans_are_destroyed_after_use(engine):
+    f, step = engine.fft, engine.step
+    f.set_limits(max_size=0)
+    f.execute(step, False, True, 1, 2, 0)
+    f.execute(step, False, True, 1, 2, 0)
+    assert len(engine.made) == 2 and all(p.destroyed for p in engine.made) and len(f.cache(0)) == 0
 
 
 def test_importing_fft_touches_no_gpu():

@@ -28,6 +28,11 @@ allocate and the operations to run:
 * ``("scale", buf)`` / ``("conj", buf)``: the normalization (when no copy took it) and
   ``ihfft``'s conjugate, in place.
 
+Real-to-complex and complex-to-real calls: cuFFT refuses (CUFFT_INVALID_VALUE, at execution)
+a real-side pointer not aligned as a complex element, so their host loops step the real side
+by an even number of elements only (``plan_step``). ``basic=True`` plans use cuFFT's basic
+layout only (``fallback``: what runs when cuFFT rejects an advanced layout anyway).
+
 Buffer 0 is the input itself (a view truncated to the requested lengths); the others are
 dense buffers laid out in a given order of the axes (``Buf``). The normalization is folded
 into the first copy that a recipe makes anyway and is otherwise one in-place pass on the
@@ -47,11 +52,14 @@ MAX_RANK = 3              # cuFFT transforms at most 3 axes in one plan
 MAX_LOOPS = 8             # host loops over unmergeable batch dimensions: always fine up to this
 MAX_LOOPS_LARGE = 64      # ... and up to this when each call moves at least LARGE_CALL elements
 LARGE_CALL = 1 << 18
-# The layout of a transform's new output: "input" (default): the input's order of the axes,
-# so a C-contiguous input gives a C-contiguous result (a transform along axis 0 of a matrix
-# reads and writes columns); "batch": the transformed axes innermost (each signal written
-# contiguously; the result is then a permuted view). GPARRAY_FFT_OUT_ORDER, read at import.
-OUT_ORDER = os.environ.get("GPARRAY_FFT_OUT_ORDER", "input").strip().lower()
+# The layout of a transform's new output: "batch" (default): the transformed axes innermost,
+# each signal written contiguously, as PyTorch does (a transform along axis 0 of a
+# C-contiguous matrix reads columns and writes rows: the result is a transposed view; on an
+# H100 that is ~3% faster for (4096, 4096) complex64 than writing columns); "input": the
+# input's order of the axes (a C-contiguous input gives a C-contiguous result). The two
+# differ only when the transformed axes are not already innermost. GPARRAY_FFT_OUT_ORDER,
+# read at import.
+OUT_ORDER = os.environ.get("GPARRAY_FFT_OUT_ORDER", "batch").strip().lower()
 
 
 def _prod(xs) -> int:
@@ -90,6 +98,14 @@ class Step:
             object.__setattr__(self, "_key", k)
         return k
 
+    def plan_key(self, double: bool) -> tuple:
+        """The plan cache's key of this call in single or double precision: (double, key())."""
+        k = self.__dict__.get("_plan_keys")
+        if k is None:
+            k = ((False, self.key()), (True, self.key()))
+            object.__setattr__(self, "_plan_keys", k)
+        return k[double]
+
 
 @dataclass(frozen=True)
 class Buf:
@@ -102,6 +118,14 @@ class Buf:
 
     def strides(self) -> tuple:
         return dense_strides(self.shape, self.order)
+
+    def c_order(self) -> bool:
+        """Laid out in the axes' own order (a C-contiguous array of ``shape``; memoized)."""
+        v = self.__dict__.get("_c_order")
+        if v is None:
+            v = self.order == tuple(range(len(self.order)))
+            object.__setattr__(self, "_c_order", v)
+        return v
 
     def layout(self, itemsize: int) -> tuple:
         """(shape in memory order, byte strides of the logical axes) for elements of
@@ -121,12 +145,32 @@ class Buf:
 class Recipe:
     """A planned transform: ``view`` the input's shape after truncation (same strides and
     start as the input), ``bufs`` the buffers 1, 2, ... (buffer 0 is the view), ``ops`` as
-    in the module docstring, ``out`` the buffer holding the result."""
+    in the module docstring, ``out`` the buffer holding the result; ``key``: ``recipe``'s
+    arguments (to plan the same transform again in basic layouts, ``fallback``)."""
 
     view: tuple
     bufs: tuple
     ops: tuple
     out: int
+    key: tuple = None
+
+    def is_basic(self) -> bool:
+        """Every cuFFT call in cuFFT's basic layout, without host loops."""
+        return all(op[1].inembed is None and not op[1].loops for op in self.ops if op[0] == "exec")
+
+    def single(self):
+        """(step, forward) when the recipe is one cuFFT call from the input into buffer 1,
+        then at most the in-place normalization and conjugation of buffer 1; else None
+        (memoized: the transforms' fast path)."""
+        v = self.__dict__.get("_single", False)
+        if v is False:
+            ops = self.ops
+            v = None
+            if (len(self.bufs) == 1 and ops and ops[0][0] == "exec" and ops[0][2] == 0 and ops[0][3] == 1
+                    and all(op[0] in ("scale", "conj") for op in ops[1:])):
+                v = (ops[0][1], ops[0][4])
+            object.__setattr__(self, "_single", v)
+        return v
 
 
 def dense_strides(shape, order) -> tuple:
@@ -193,11 +237,23 @@ def loops_ok(count: int, per_call: int) -> bool:
     return count <= MAX_LOOPS or (count <= MAX_LOOPS_LARGE and per_call >= LARGE_CALL)
 
 
-def plan_step(kind, axes, in_shape, in_strides, out_shape, out_strides):
+# The side of a real transform whose elements are real: the index of its distance in a batch
+# group (extent, input distance, output distance).
+_REAL_SIDE = {R2C: 1, C2R: 2}
+
+
+def plan_step(kind, axes, in_shape, in_strides, out_shape, out_strides, basic=False):
     """The cuFFT call transforming ``axes`` (cuFFT order: for r2c/c2r the halved axis
     last) from the input layout to the output layout, or None when the layouts do not fit
     (then the caller copies the input into a ``batch_major`` buffer first). The shapes
-    differ only along the halved axis (r2c: output n//2+1; c2r: input n//2+1)."""
+    differ only along the halved axis (r2c: output n//2+1; c2r: input n//2+1).
+
+    Real-to-complex and complex-to-real calls: cuFFT wants every real-side pointer it is
+    given aligned as a complex element (it answers CUFFT_INVALID_VALUE at execution
+    otherwise), so a host loop over a batch dimension must step the real side by an even
+    number of elements (the caller makes the first pointer aligned); the batch distance and
+    the strides may be anything. ``basic``: only cuFFT's basic layout (dense signals, one
+    batch dimension of distance the signal size, no host loops) fits."""
     axes = tuple(axes)
     if not axes or len(axes) > MAX_RANK:
         return None
@@ -211,10 +267,15 @@ def plan_step(kind, axes, in_shape, in_strides, out_shape, out_strides):
         return None
     loops = ()
     if groups:
-        i = max(range(len(groups)), key=lambda j: (groups[j][0], -j))
+        real = _REAL_SIDE.get(kind)
+        for i in sorted(range(len(groups)), key=lambda j: (-groups[j][0], j)):   # the largest first
+            loops = tuple(g for j, g in enumerate(groups) if j != i)
+            if real is None or all(g[real] % 2 == 0 for g in loops):
+                break
+        else:
+            return None     # a real-side pointer would be misaligned whatever the batch
         batch, idist, odist = groups[i]
-        loops = tuple(g for j, g in enumerate(groups) if j != i)
-        if loops and not loops_ok(_prod(g[0] for g in loops), batch * _prod(n)):
+        if loops and (basic or not loops_ok(_prod(g[0] for g in loops), batch * _prod(n))):
             return None
     else:
         batch = 1
@@ -226,6 +287,8 @@ def plan_step(kind, axes, in_shape, in_strides, out_shape, out_strides):
     if (ie[1] == 1 and ie[0][1:] == in_ext[1:] and idist == isz
             and oe[1] == 1 and oe[0][1:] == out_ext[1:] and odist == osz):
         return Step(kind, axes, n, None, 1, isz, None, 1, osz, batch, loops)
+    if basic:
+        return None
     return Step(kind, axes, n, ie[0], ie[1], idist, oe[0], oe[1], odist, batch, loops)
 
 
@@ -251,8 +314,9 @@ def pick_group(remaining, shape, strides, limit=MAX_RANK):
 class _Builder:
     """The state of ``plan_transform``: buffers, operations, the current layout."""
 
-    def __init__(self, view, view_strides, conj_in):
+    def __init__(self, view, view_strides, conj_in, basic=False):
         self.bufs, self.ops = [], []
+        self.basic = basic
         self.cur, self.shape, self.strides = 0, view, view_strides
         self.owned = False
         self.scale_pending = True
@@ -305,12 +369,12 @@ def _c2c(b: _Builder, axes, forward):
             else:
                 out_order = output_order(b.shape, b.strides, group)
                 out_strides = dense_strides(b.shape, out_order)
-            step = plan_step(C2C, group, b.shape, b.strides, b.shape, out_strides)
+            step = plan_step(C2C, group, b.shape, b.strides, b.shape, out_strides, basic=b.basic)
         if step is None:
             if group is None:
                 group = sorted(remaining, key=lambda a: (-abs(b.strides[a]), a))[-1:]
             b.relayout(True, group)
-            step = plan_step(C2C, group, b.shape, b.strides, b.shape, b.strides)
+            step = plan_step(C2C, group, b.shape, b.strides, b.shape, b.strides, basic=b.basic)
         if b.owned:
             dst = b.cur
         else:
@@ -340,13 +404,15 @@ def _r2c(b: _Builder, axes, out_last):
     if group is not None:
         out_shape = b.shape[:last] + (out_last,) + b.shape[last + 1:]
         out_order = output_order(b.shape, b.strides, group)
-        step = plan_step(R2C, group, b.shape, b.strides, out_shape, dense_strides(out_shape, out_order))
+        step = plan_step(R2C, group, b.shape, b.strides, out_shape, dense_strides(out_shape, out_order),
+                         basic=b.basic)
     if step is None:
         group = group or [last]
         b.relayout(False, group)
         out_shape = b.shape[:last] + (out_last,) + b.shape[last + 1:]
         out_order = output_order(b.shape, b.strides, group)
-        step = plan_step(R2C, group, b.shape, b.strides, out_shape, dense_strides(out_shape, out_order))
+        step = plan_step(R2C, group, b.shape, b.strides, out_shape, dense_strides(out_shape, out_order),
+                         basic=b.basic)
     dst = b.new(True, out_shape, out_order)
     b.exec_(step, dst, True)
     done = set(group)
@@ -363,16 +429,18 @@ def _c2r(b: _Builder, axes, n_last):
         b.move(dst)
         return
     out_order = output_order(b.shape, b.strides, [last])
-    step = plan_step(C2R, [last], b.shape, b.strides, out_shape, dense_strides(out_shape, out_order))
+    step = plan_step(C2R, [last], b.shape, b.strides, out_shape, dense_strides(out_shape, out_order),
+                     basic=b.basic)
     if step is None:
         b.relayout(True, [last])
         out_order = output_order(b.shape, b.strides, [last])
-        step = plan_step(C2R, [last], b.shape, b.strides, out_shape, dense_strides(out_shape, out_order))
+        step = plan_step(C2R, [last], b.shape, b.strides, out_shape, dense_strides(out_shape, out_order),
+                         basic=b.basic)
     dst = b.new(False, out_shape, out_order)
     b.exec_(step, dst, False)
 
 
-def _load_order(kind, cooked, shape, strides, axes):
+def _load_order(kind, cooked, shape, strides, axes, basic=False):
     """The order of the buffer a transform's input is loaded into: like the input's, unless
     the first call would not fit it; then with that call's axes innermost."""
     order = like_order(shape, strides)
@@ -382,21 +450,21 @@ def _load_order(kind, cooked, shape, strides, axes):
         if not remaining:
             return order
         group = pick_group(remaining, cooked, bs)
-        if plan_step(C2C, group, cooked, bs, cooked, bs) is not None:
+        if plan_step(C2C, group, cooked, bs, cooked, bs, basic) is not None:
             return order
         return batch_major(cooked, bs, group)
     last = axes[-1]
-    b = _Builder(cooked, bs, False)
+    b = _Builder(cooked, bs, False, basic)
     group = _halved_group(b, [a for a in axes[:-1] if cooked[a] > 1], last)
     out_shape = cooked[:last] + (cooked[last] // 2 + 1,) + cooked[last + 1:]
     if group is not None and plan_step(R2C, group, cooked, bs, out_shape,
-                                       dense_strides(out_shape, output_order(cooked, bs, group))) is not None:
+                                       dense_strides(out_shape, output_order(cooked, bs, group)), basic) is not None:
         return order
     return batch_major(cooked, bs, group or [last])
 
 
 def plan_transform(kind, shape, strides, axes, sizes, *, n_last=None, forward=True, direct=True,
-                   conj_in=False, conj_out=False) -> Recipe:
+                   conj_in=False, conj_out=False, basic=False) -> Recipe:
     """Plan a transform of the input (``shape``, element ``strides``: any signs) over
     ``axes`` (unique, non-negative; r2c/c2r: the halved axis last).
 
@@ -405,18 +473,20 @@ def plan_transform(kind, shape, strides, axes, sizes, *, n_last=None, forward=Tr
     ``forward``: the direction of the complex-to-complex transforms (r2c is always
     forward, c2r always inverse); ``direct``: the input has the compute dtype (and, for
     r2c, the alignment cuFFT needs), so a call may read it in place; ``conj_in``: the input
-    is conjugated when copied (``hfft``); ``conj_out``: the result is conjugated (``ihfft``).
+    is conjugated when copied (``hfft``); ``conj_out``: the result is conjugated (``ihfft``);
+    ``basic``: every cuFFT call in cuFFT's basic layout (the fallback when cuFFT rejects an
+    advanced one: the data is copied with each call's axes innermost where needed).
     """
     shape, strides, axes = tuple(shape), tuple(strides), tuple(axes)
     view, cooked = list(shape), list(shape)
     for a, s in zip(axes, sizes):
         view[a], cooked[a] = min(shape[a], s), s
     view, cooked = tuple(view), tuple(cooked)
-    b = _Builder(view, strides, conj_in)
+    b = _Builder(view, strides, conj_in, basic)
     pad = view != cooked
     if kind == C2C:
         if pad or not direct or conj_in:
-            b.load(True, cooked, _load_order(C2C, cooked, shape, strides, axes))
+            b.load(True, cooked, _load_order(C2C, cooked, shape, strides, axes, basic))
         _c2c(b, axes, forward)
     elif kind == R2C:
         last = axes[-1]
@@ -425,7 +495,7 @@ def plan_transform(kind, shape, strides, axes, sizes, *, n_last=None, forward=Tr
             _c2c(b, axes[:-1], True)
         else:
             if pad or not direct:
-                b.load(False, cooked, _load_order(R2C, cooked, shape, strides, axes))
+                b.load(False, cooked, _load_order(R2C, cooked, shape, strides, axes, basic))
             _r2c(b, axes, cooked[last] // 2 + 1)
     elif kind == C2R:
         last = axes[-1]
@@ -455,10 +525,23 @@ def recipe(kind, shape, strides, axes, sizes, n_last=None, forward=True, direct=
     if r is None:
         if len(_recipes) >= _RECIPES_MAX:
             _recipes.clear()
-        r = _recipes[key] = plan_transform(kind, shape, strides, axes, sizes, n_last=n_last, forward=forward,
-                                           direct=direct, conj_in=conj_in, conj_out=conj_out)
+        r = plan_transform(kind, shape, strides, axes, sizes, n_last=n_last, forward=forward, direct=direct,
+                           conj_in=conj_in, conj_out=conj_out)
+        r = _recipes[key] = Recipe(r.view, r.bufs, r.ops, r.out, key)
     return r
 
 
-__all__ = ["C2C", "R2C", "C2R", "Step", "Buf", "Recipe", "plan_step", "plan_transform", "recipe", "pick_group",
+def fallback(r: Recipe) -> Recipe:
+    """The same transform as ``r`` (made by ``recipe``) with every cuFFT call in cuFFT's
+    basic layout; it replaces ``r`` in the memo, so later calls plan no rejected layout."""
+    kind, shape, strides, axes, sizes, n_last, forward, direct, conj_in, conj_out = r.key
+    b = plan_transform(kind, shape, strides, axes, sizes, n_last=n_last, forward=forward, direct=direct,
+                       conj_in=conj_in, conj_out=conj_out, basic=True)
+    b = Recipe(b.view, b.bufs, b.ops, b.out, r.key)
+    _recipes[r.key] = b
+    return b
+
+
+__all__ = ["C2C", "R2C", "C2R", "Step", "Buf", "Recipe", "plan_step", "plan_transform", "recipe", "fallback",
+           "pick_group",
            "like_order", "batch_major", "output_order", "dense_strides", "loops_ok"]

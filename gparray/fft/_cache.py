@@ -1,10 +1,14 @@
-"""Control of the cuFFT plan cache (gparray/_engine/_fft.py): one LRU per device, bounded by
-a number of plans (default 256, ``GPARRAY_FFT_PLAN_CACHE`` at import; 0 turns caching off)
-and optionally by memory: the sum of the cached plans' work-area sizes (cuFFT's estimate of
-what a plan needs while it runs; the work areas themselves come from the memory pool for
-each transform and are not held by the cache). These functions are gparray's own (not in
-the standard). ``device=None`` in a setter or ``clear_plan_cache`` means every device
-(also those whose cache is created later); in a getter, the current device."""
+"""Control of the cuFFT plan caches (gparray/_engine/_fft.py). cuFFT plans cannot be shared
+between host threads, so every thread has its own cache per device: an LRU bounded by a
+number of plans (default 256, ``GPARRAY_FFT_PLAN_CACHE`` at import; 0 turns caching off) and
+optionally by memory: the sum of the cached plans' work-area sizes (device memory the
+cached plans hold: a plan keeps its work area between transforms). The bounds apply to each
+thread's cache separately (n threads transforming on one device may hold n times the bound).
+These functions are gparray's own (not in the standard). ``device=None`` in a setter or
+``clear_plan_cache`` means every device (also those whose cache is created later); in a
+getter, the current device. Setters and ``clear_plan_cache`` act on every thread's caches:
+the calling thread's at once, other threads' at their next transform; ``get_plan_cache_info``
+describes the calling thread's cache."""
 from __future__ import annotations
 
 import operator
@@ -25,61 +29,53 @@ def _count(v, name):
     return v
 
 
-def _caches_for(device, name):
-    if device is None:
-        return list(_fft.caches().values())
-    return [_fft.cache(normalize_device(device, name)._id)]
-
-
-def _cache_of(device, name):
-    return _fft.cache(normalize_device(device, name)._id)
+def _device_id(device, name):
+    return normalize_device(device, name)._id
 
 
 def clear_plan_cache(device=None) -> None:
-    """Destroy the cached cuFFT plans of ``device`` (default: every device)."""
-    if device is None:
-        _fft.clear()
-    else:
-        _fft.clear(normalize_device(device, "clear_plan_cache")._id)
+    """Destroy the cached cuFFT plans of ``device`` (default: every device), in every
+    thread (the calling thread's at once, other threads' at their next transform)."""
+    _fft.clear(None if device is None else _device_id(device, "clear_plan_cache"))
 
 
 def get_plan_cache_info(device=None) -> dict:
-    """The plan cache of ``device`` (default: the current one): ``size`` (plans),
-    ``max_size``, ``memory`` (bytes of work area the plans need), ``max_memory`` (None: no
-    bound), ``hits``, ``misses``, ``evictions``."""
-    return _cache_of(device, "get_plan_cache_info").info()
+    """The calling thread's plan cache of ``device`` (default: the current one): ``size``
+    (plans), ``max_size``, ``memory`` (bytes of work area the plans hold), ``max_memory``
+    (None: no bound), ``hits``, ``misses``, ``evictions``; ``threads``: how many live
+    threads have a cache on the device."""
+    dev = _device_id(device, "get_plan_cache_info")
+    info = _fft.cache(dev).info()
+    info["threads"] = _fft.thread_count(dev)
+    return info
 
 
 def get_plan_cache_max_size(device=None) -> int:
-    """The most plans the cache of ``device`` keeps (default: the current device)."""
-    return _cache_of(device, "get_plan_cache_max_size").max_size
+    """The most plans a thread's cache of ``device`` keeps (default: the current device)."""
+    return _fft.limit("max_size", _device_id(device, "get_plan_cache_max_size"))
 
 
 def set_plan_cache_max_size(size, device=None) -> None:
-    """Keep at most ``size`` plans (0: none; least recently used plans are destroyed first)
-    on ``device`` (default: every device)."""
+    """Keep at most ``size`` plans per thread (0: none; least recently used plans are
+    destroyed first) on ``device`` (default: every device)."""
     size = _count(size, "set_plan_cache_max_size")
-    if device is None:
-        _fft.set_default_limits(max_size=size)
-    for c in _caches_for(device, "set_plan_cache_max_size"):
-        c.set_limits(max_size=size)
+    dev = None if device is None else _device_id(device, "set_plan_cache_max_size")
+    _fft.set_limits(dev, max_size=size)
 
 
 def get_plan_cache_max_memory(device=None):
-    """The bound on the plans' work-area bytes of ``device``'s cache (None: unbounded)."""
-    return _cache_of(device, "get_plan_cache_max_memory").max_memory
+    """The bound on the work-area bytes a thread's cache of ``device`` holds (None: unbounded)."""
+    return _fft.limit("max_memory", _device_id(device, "get_plan_cache_max_memory"))
 
 
 def set_plan_cache_max_memory(nbytes, device=None) -> None:
-    """Bound the sum of the cached plans' work-area sizes by ``nbytes`` (None: no bound) on
-    ``device`` (default: every device). A plan larger than the bound is used once and not
-    kept."""
+    """Bound the sum of a thread's cached plans' work-area sizes by ``nbytes`` (None: no
+    bound) on ``device`` (default: every device). A plan larger than the bound is used once
+    and not kept."""
     if nbytes is not None:
         nbytes = _count(nbytes, "set_plan_cache_max_memory")
-    if device is None:
-        _fft.set_default_limits(max_memory=nbytes)
-    for c in _caches_for(device, "set_plan_cache_max_memory"):
-        c.set_limits(max_memory=nbytes)
+    dev = None if device is None else _device_id(device, "set_plan_cache_max_memory")
+    _fft.set_limits(dev, max_memory=nbytes)
 
 
 __all__ = ["clear_plan_cache", "get_plan_cache_info", "get_plan_cache_max_size", "set_plan_cache_max_size",

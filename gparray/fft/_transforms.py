@@ -13,10 +13,12 @@ and ``ihfft`` = ``conj(rfft(x))`` with the opposite normalization.
 Lengths: ``n``/``s`` longer than the input zero-pad it (one fill of the padding and one copy
 into a new buffer), shorter ones truncate it (a view: nothing is copied); ``s[i] == -1``
 means the input's length. Repeated axes are a ValueError (the standard leaves them
-implementation-defined). Results may be non-C-contiguous: a transform's output is laid out
-like its input (a transposed input gives a transposed result) or, when the planner had to
-move the transformed axes innermost, in that order (``GPARRAY_FFT_OUT_ORDER=batch`` puts
-them innermost always; gparray/_engine/_fft_plan.py).
+implementation-defined). Results may be non-C-contiguous: a transform's output is written
+with the transformed axes innermost, as PyTorch does (``fft(x, axis=0)`` of a C-contiguous
+matrix is a transposed view: cuFFT writes each transformed column contiguously, which is
+faster), the other axes in the input's order; ``GPARRAY_FFT_OUT_ORDER=input`` lays it out
+in the input's order instead (gparray/_engine/_fft_plan.py). When cuFFT rejects a layout the
+planner chose, the transform is planned again with copies into cuFFT's basic layout.
 
 A repeated call (same function, input layout, dtype and arguments) skips the checks and the
 planning: its checked form is memoized.
@@ -159,13 +161,23 @@ def _run_spec(key, x, sp):
         if len(_specs) >= _SPECS_MAX:
             _specs.clear()
         _specs[key] = sp
-    return _run(x, sp)
+    return _run(x, sp, key)
 
 
-def _run(x, sp):
+def _run(x, sp, key=None):
     r = sp[0]
     if r is None:
         return _empty(sp[4], sp[5], x._device)
+    try:
+        return _execute(r, x, sp[1], sp[2], sp[3])
+    except Exception as exc:
+        if not _fft.rejected(exc) or r.key is None or r.is_basic():
+            raise
+    # cuFFT refused one of the recipe's advanced layouts: the same transform in basic
+    # layouts (the input is untouched; the buffers written so far are dropped)
+    r = _fp.fallback(r)
+    if key is not None and key in _specs:
+        _specs[key] = (r,) + sp[1:]
     return _execute(r, x, sp[1], sp[2], sp[3])
 
 
@@ -184,13 +196,29 @@ def _lookup(name, x, a, b, norm):
 def _execute(r, x, cdt, rdt, scale):
     """Run recipe ``r`` on input ``x``: allocate its buffers, then its operations in order."""
     dev = x._device
+    single = r.single()
+    if single is not None:      # the common case: one cuFFT call into a new buffer
+        spec = r.bufs[0]
+        dt = cdt if spec.complex else rdt
+        mem_shape, strides = spec.layout(dt.itemsize)
+        out = _empty(mem_shape, dt, dev)
+        if not spec.c_order():
+            out = Array._new(out._buf, out._offset, spec.shape, strides, dt, dev)
+        _fft.execute(single[0], cdt.itemsize == 16, single[1], x._ptr, out._ptr, dev._id)
+        for op in r.ops[1:]:
+            if op[0] == "scale":
+                if scale != 1.0:
+                    _ew.scalar("multiply", out, scale, False, out, dt)
+            else:
+                _ew.unary("conj", out, out, dt)
+        return out
     views = [x if r.view == x._shape else x._view(x._offset, r.view, x._strides)]
     for spec in r.bufs:
         dt = cdt if spec.complex else rdt
         mem_shape, strides = spec.layout(dt.itemsize)
         base = _empty(mem_shape, dt, dev)
         views.append(Array._new(base._buf, base._offset, spec.shape, strides, dt, dev))
-    double = cdt == _dt.complex128
+    double = cdt.itemsize == 16
     for op in r.ops:
         tag = op[0]
         if tag == "exec":
@@ -244,7 +272,7 @@ def _one(name, x, n, axis, norm, kind, forward=True, hermitian=False):
     """The one-dimensional transforms (fft, ifft, rfft, irfft, hfft, ihfft)."""
     key, sp = _lookup(name, x, n, axis, norm)
     if sp is not None:
-        return _run(x, sp)
+        return _run(x, sp, key)
     _check_array(x, name)
     _check_norm(norm, name)
     ax = normalize_axis(axis, x.ndim, name) if x.ndim else _no_axis(name, axis)
@@ -286,7 +314,7 @@ def _nd(name, x, s, axes, norm, kind, forward=True):
     else:
         key, sp = _lookup(name, x, s_key, axes_key, norm)
     if sp is not None:
-        return _run(x, sp)
+        return _run(x, sp, key)
     _check_array(x, name)
     _check_norm(norm, name)
     axes, sizes = _axes_and_sizes(x, s, axes, name, kind == _fp.C2R)
