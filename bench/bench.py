@@ -803,30 +803,27 @@ def measure_copy_ceiling(warmup, repeat, log):
 
 # --------------------------------------------------------------------------- host-side cases
 
-def host_small_add(libs, quick, log):
-    """Host microseconds per ``a + b`` on 1-element float32 arrays (no sync inside the loop)."""
-    row = {"case": "a + b 1-element, host time/op", "key": "small_add_us_per_op", "unit": "us",
-           "target": "<= 5 us", "status": {}, "times": {}}
-    row["_target"] = ("abs", 5.0)
+def _host_loop(row, libs, quick, log, prepare):
+    """Fill ``row`` with the host microseconds per call of ``prepare(lib)()`` for each library:
+    wall-clock over many calls with no sync inside the loop (the median of several rounds,
+    after 200 warm-up calls), so the figure is the cost of reaching the GPU from Python."""
     n_ops = 2000 if quick else 20000
     rounds = 3 if quick else 7
-    base = cp.ones(1, dtype=cp.float32)
     for lib in libs:
         if module_of(lib) is None:
             row["status"][lib] = f"n/a ({_import_errors.get(lib, 'not imported')})"
             continue
         try:
-            a = convert(lib, base.copy())
-            b = convert(lib, base.copy())
+            call = prepare(lib)
             per = []
             with native_allocator(lib):
                 for _ in range(200):
-                    c = a + b
+                    c = call()
                 sync()
                 for _ in range(rounds):
                     t0 = time.perf_counter()
                     for _ in range(n_ops):
-                        c = a + b
+                        c = call()
                     t1 = time.perf_counter()
                     sync()
                     per.append((t1 - t0) / n_ops * 1e6)
@@ -837,7 +834,24 @@ def host_small_add(libs, quick, log):
             row["status"][lib] = (f"n/a ({_short(exc)})" if lib == "gparray" and _is_missing(exc)
                                   else f"error: {_short(exc)}")
             log(f"[{row['case']}] {lib}: {row['status'][lib]}")
+            try:
+                sync()
+            except Exception:
+                pass
     return row
+
+
+def host_small_add(libs, quick, log):
+    """Host microseconds per ``a + b`` on 1-element float32 arrays (no sync inside the loop)."""
+    row = {"case": "a + b 1-element, host time/op", "key": "small_add_us_per_op", "unit": "us",
+           "target": "<= 5 us", "status": {}, "times": {}}
+    row["_target"] = ("abs", 5.0)
+    base = cp.ones(1, dtype=cp.float32)
+
+    def prepare(lib):
+        a, b = convert(lib, base.copy()), convert(lib, base.copy())
+        return lambda: a + b
+    return _host_loop(row, libs, quick, log, prepare)
 
 
 SMALL_N, SMALL_K = 1000, 8   # small indexing: 8 int64 indices into a 1000-element f32 array
@@ -863,131 +877,45 @@ def host_small_index(libs, quick, log, setitem=False):
         op = _small_index_get
     row.update(unit="us", target="<= 1.3x PyTorch", status={}, times={}, group="indexing",
                _target=("torch", 1.3))
-    n_ops = 2000 if quick else 20000
-    rounds = 3 if quick else 7
     base_x = _rng(8).standard_normal(SMALL_N, dtype=cp.float32)
     base_i = _rng(9).integers(0, SMALL_N, SMALL_K, dtype=cp.int64)
     base_v = _rng(10).standard_normal(SMALL_K, dtype=cp.float32)
-    for lib in libs:
-        if module_of(lib) is None:
-            row["status"][lib] = f"n/a ({_import_errors.get(lib, 'not imported')})"
-            continue
-        try:
-            x = convert(lib, base_x.copy())
-            i = convert(lib, base_i.copy())
-            v = convert(lib, base_v.copy())
-            per = []
-            with native_allocator(lib):
-                for _ in range(200):
-                    c = op(x, i, v)
-                sync()
-                for _ in range(rounds):
-                    t0 = time.perf_counter()
-                    for _ in range(n_ops):
-                        c = op(x, i, v)
-                    t1 = time.perf_counter()
-                    sync()
-                    per.append((t1 - t0) / n_ops * 1e6)
-            del c
-            row["times"][lib] = statistics.median(per)
-            row["status"][lib] = "ok"
-        except Exception as exc:
-            row["status"][lib] = (f"n/a ({_short(exc)})" if lib == "gparray" and _is_missing(exc)
-                                  else f"error: {_short(exc)}")
-            log(f"[{row['case']}] {lib}: {row['status'][lib]}")
-            try:
-                sync()
-            except Exception:
-                pass
-    return row
+
+    def prepare(lib):
+        x, i, v = convert(lib, base_x.copy()), convert(lib, base_i.copy()), convert(lib, base_v.copy())
+        return lambda: op(x, i, v)
+    return _host_loop(row, libs, quick, log, prepare)
 
 
 SMALL_FFT = 1024
 
 
 def host_small_fft(libs, quick, log):
-    """Host microseconds per ``fft`` of 1024 complex64 (the plan cached after warm-up;
-    wall-clock over many calls, no sync inside the loop, as ``host_small_add``)."""
+    """Host microseconds per ``fft`` of 1024 complex64 (the plan cached after warm-up; as
+    ``host_small_add``)."""
     row = {"case": f"fft {SMALL_FFT} complex64, host time/op", "key": "small_fft_us_per_op", "unit": "us",
            "target": "<= 1.3x PyTorch", "status": {}, "times": {}, "group": "fft", "_target": ("torch", 1.3)}
-    n_ops = 2000 if quick else 20000
-    rounds = 3 if quick else 7
     base = _c64(SMALL_FFT, seed=12)
-    for lib in libs:
-        if module_of(lib) is None:
-            row["status"][lib] = f"n/a ({_import_errors.get(lib, 'not imported')})"
-            continue
-        try:
-            x = convert(lib, base.copy())
-            m = module_of(lib)
-            per = []
-            with native_allocator(lib):
-                for _ in range(200):
-                    c = m.fft.fft(x)
-                sync()
-                for _ in range(rounds):
-                    t0 = time.perf_counter()
-                    for _ in range(n_ops):
-                        c = m.fft.fft(x)
-                    t1 = time.perf_counter()
-                    sync()
-                    per.append((t1 - t0) / n_ops * 1e6)
-            del c
-            row["times"][lib] = statistics.median(per)
-            row["status"][lib] = "ok"
-        except Exception as exc:
-            row["status"][lib] = (f"n/a ({_short(exc)})" if lib == "gparray" and _is_missing(exc)
-                                  else f"error: {_short(exc)}")
-            log(f"[{row['case']}] {lib}: {row['status'][lib]}")
-            try:
-                sync()
-            except Exception:
-                pass
-    return row
+
+    def prepare(lib):
+        x, m = convert(lib, base.copy()), module_of(lib)
+        return lambda: m.fft.fft(x)
+    return _host_loop(row, libs, quick, log, prepare)
 
 
 def host_small_matmul(libs, quick, log):
-    """Host microseconds per ``a @ b`` on 2x2 float32 arrays (the "linalg" group): wall-clock
-    over many calls, no sync inside the loop (as ``host_small_add``); the cost of reaching
-    cuBLAS from Python, not of the product."""
+    """Host microseconds per ``a @ b`` on 2x2 float32 arrays (the "linalg" group; as
+    ``host_small_add``): the cost of reaching cuBLAS from Python, not of the product."""
     row = {"case": "a @ b 2x2 float32, host time/op", "key": "small_matmul_us_per_op", "unit": "us",
            "target": "<= 1.3x PyTorch", "status": {}, "times": {}, "group": "linalg",
            "_target": ("torch", 1.3)}
-    n_ops = 2000 if quick else 20000
-    rounds = 3 if quick else 7
     base_a = _rng(12).standard_normal((2, 2), dtype=cp.float32)
     base_b = _rng(13).standard_normal((2, 2), dtype=cp.float32)
-    for lib in libs:
-        if module_of(lib) is None:
-            row["status"][lib] = f"n/a ({_import_errors.get(lib, 'not imported')})"
-            continue
-        try:
-            a = convert(lib, base_a.copy())
-            b = convert(lib, base_b.copy())
-            per = []
-            with native_allocator(lib):
-                for _ in range(200):
-                    c = a @ b
-                sync()
-                for _ in range(rounds):
-                    t0 = time.perf_counter()
-                    for _ in range(n_ops):
-                        c = a @ b
-                    t1 = time.perf_counter()
-                    sync()
-                    per.append((t1 - t0) / n_ops * 1e6)
-            del c
-            row["times"][lib] = statistics.median(per)
-            row["status"][lib] = "ok"
-        except Exception as exc:
-            row["status"][lib] = (f"n/a ({_short(exc)})" if lib == "gparray" and _is_missing(exc)
-                                  else f"error: {_short(exc)}")
-            log(f"[{row['case']}] {lib}: {row['status'][lib]}")
-            try:
-                sync()
-            except Exception:
-                pass
-    return row
+
+    def prepare(lib):
+        a, b = convert(lib, base_a.copy()), convert(lib, base_b.copy())
+        return lambda: a @ b
+    return _host_loop(row, libs, quick, log, prepare)
 
 
 def _best_of(pair, n, repeat=5):
