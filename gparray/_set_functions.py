@@ -13,7 +13,8 @@ more pass. Results are sorted ascending as NumPy's ``unique``; every NaN is its 
 in each (two stable argsorts); an element with a NaN part is unique.
 
 isin: the second operand is converted to the promoted dtype and sorted once; each element
-of the first is searched in it (a shared-memory sample table, then a short search in
+of the first is looked up in a bitmap over the table's range (integer tables whose range
+fits it) or searched in the table (a shared-memory sample table, then a short search in
 global memory). NaN is in nothing.
 """
 from __future__ import annotations
