@@ -145,7 +145,8 @@ def _iter_sources(paths):
 
 def load(paths):
     """{(part, backend): run} with run = {"tests": {nodeid: (outcome, msg)}, "source": kind,
-    "rc": str or None}. Per (part, backend), XML wins over JSON over the log."""
+    "rc": str or None}. Per (part, backend), XML wins over JSON over the log; shards are
+    merged (``merge_shards``)."""
     found = collections.defaultdict(dict)
     for name, data in _iter_sources(paths):
         m = _NAME.match(name)
@@ -167,14 +168,35 @@ def load(paths):
                 except (ET.ParseError, ValueError, KeyError) as exc:  # a truncated file: try the next kind
                     run.setdefault("problems", []).append(f"{kind}: {exc}")
         runs[key] = run
-    return runs
+    return merge_shards(runs)
+
+
+def merge_shards(runs):
+    """Runs of shards (part ``<name>_<i>of<n>``, run.sh's ``PART=<name>@i/n``) joined into
+    one run of ``<name>`` per backend: their tests together, their sources and rc lines
+    joined with "; "."""
+    merged = {}
+    for (part, backend), run in sorted(runs.items()):
+        base = re.sub(r"_\d+of\d+$", "", part)
+        if (base, backend) not in merged:
+            merged[(base, backend)] = {"tests": {}, "source": None, "rc": None, "problems": []}
+        into = merged[(base, backend)]
+        into["tests"].update(run["tests"])
+        for field in ("source", "rc"):
+            if run[field]:
+                label = run[field] if base == part else f"{part[len(base) + 1:]}: {run[field]}"
+                into[field] = f"{into[field]}; {label}" if into[field] else label
+        into["problems"] += run.get("problems", [])
+    return merged
 
 
 def exit_status(rc_text):
-    """pytest's exit status from a ``.rc`` file's text (None when unknown). 0: all passed,
-    1: some failed, 2: interrupted, 124/137: cut short by run.sh's limit."""
-    m = re.match(r"rc=(\d+)", rc_text or "")
-    return int(m.group(1)) if m else None
+    """The worst pytest exit status in a ``.rc`` text (shards joined: several), None when
+    unknown. 0: all passed, 1: some failed, 2: interrupted, 124/137: cut short by run.sh."""
+    codes = [int(c) for c in re.findall(r"rc=(\d+)", rc_text or "")]
+    if not codes:
+        return None
+    return max(codes, key=lambda c: (c not in (0, 1), c))
 
 
 # ----------------------------------------------------------------------------- counting
@@ -261,7 +283,7 @@ def markdown(summary, max_list=40):
             info = entry["backends"][b]
             c = info["counts"]
             note = f"; from {info['source']}" + (f"; {info['rc']}" if info["rc"] else "")
-            if info["source"] == "log":
+            if re.search(r"\blog\b", info["source"] or ""):
                 note += " (no XML: the run was cut short, counts are what it printed)"
             elif exit_status(info["rc"]) not in (None, 0, 1):
                 note += " (cut short or interrupted: tests after that point are missing)"

@@ -196,3 +196,18 @@ def test_reads_run_sh_archives(results, tmp_path):
 def test_no_results_is_an_error(tmp_path, capsys):
     assert summarize.main([str(tmp_path)]) == 1
     assert "no <part>.<backend>" in capsys.readouterr().out
+
+
+def test_shards_are_merged_into_their_part(tmp_path):
+    (tmp_path / "scipy-fft_1of2.gparray.xml").write_bytes(junit([(SP, "test_a[gparray]", "passed", "")]))
+    (tmp_path / "scipy-fft_2of2.gparray.xml").write_bytes(junit([(SP, "test_b[gparray]", "failed", "boom")]))
+    (tmp_path / "scipy-fft_1of2.gparray.rc").write_text("rc=0 seconds=5 cap=100")
+    (tmp_path / "scipy-fft_2of2.gparray.rc").write_text("rc=124 seconds=100 cap=100")
+    runs = summarize.load([str(tmp_path)])
+    assert list(runs) == [("scipy-fft", "gparray")]
+    run = runs[("scipy-fft", "gparray")]
+    assert len(run["tests"]) == 2 and run["source"] == "1of2: xml; 2of2: xml"
+    assert run["rc"] == "1of2: rc=0 seconds=5 cap=100; 2of2: rc=124 seconds=100 cap=100"
+    assert summarize.exit_status(run["rc"]) == 124
+    assert summarize.exit_status("rc=0 x; rc=1 y") == 1 and summarize.exit_status(None) is None
+    assert "cut short or interrupted" in summarize.markdown(summarize.summarize(runs))
