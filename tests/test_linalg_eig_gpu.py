@@ -11,20 +11,13 @@ import pytest
 
 import gparray as xp
 from _arrays import host
+from _linalg_inputs import rand
 
 pytestmark = pytest.mark.gpu
 
 FLOATS = ["float32", "float64", "complex64", "complex128"]
 CPLX = {"float32": "complex64", "float64": "complex128", "complex64": "complex64", "complex128": "complex128"}
 LA = xp.linalg
-
-
-def rand(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dtype)
 
 
 def views(a):

@@ -17,6 +17,7 @@ from gparray.linalg._errors import LinAlgError
 
 import _fake_solver
 from _fake_solver import Memory, NumpyOps, install, lapack_pack
+from _linalg_inputs import rand
 
 FLOATS = ["float32", "float64", "complex64", "complex128"]
 CPLX = {"float32": np.complex64, "float64": np.complex128, "complex64": np.complex64, "complex128": np.complex128}
@@ -39,14 +40,6 @@ def mem(monkeypatch):
 @pytest.fixture
 def o(mem):
     return EigOps(mem)
-
-
-def rand(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dtype)
 
 
 def layouts(a):

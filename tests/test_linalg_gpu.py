@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import gparray as xp
-from gparray._engine import _solver
 from _arrays import host
+from _linalg_inputs import path, rand, hpd  # noqa: F401 (path: a fixture)
 
 pytestmark = pytest.mark.gpu
 
@@ -22,35 +22,9 @@ FLOATS = ["float32", "float64", "complex64", "complex128"]
 LA = xp.linalg
 
 
-@pytest.fixture(params=["auto", "loop", "batched"])
-def path(request, monkeypatch):
-    """auto: the engine's own choice; loop: one cuSOLVER call per matrix; batched: the
-    batched routines wherever they take the size."""
-    if request.param == "loop":
-        monkeypatch.setattr(_solver, "batched", lambda r, m, n, c: False)
-    elif request.param == "batched":
-        monkeypatch.setattr(_solver, "batched", lambda r, m, n, c: c >= 2 and (
-            r not in ("syevj", "gesvdj") or (m <= 32 and n <= 32)))
-    return request.param
-
-
-def rand(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dtype)
-
-
 def well(shape, dtype, seed=0):
     n = shape[-1]
     return (rand(shape, dtype, seed) + (n + 4) * np.eye(n)).astype(dtype)
-
-
-def hpd(shape, dtype, seed=0):
-    a = rand(shape, dtype, seed)
-    n = shape[-1]
-    return (a @ np.conj(np.swapaxes(a, -1, -2)) + n * np.eye(n)).astype(dtype)
 
 
 def wide(a):

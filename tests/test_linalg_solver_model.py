@@ -17,6 +17,7 @@ from gparray.linalg import _solvers as sol
 from gparray.linalg._errors import LinAlgError
 
 from _fake_solver import Memory, NumpyOps, install
+from _linalg_inputs import path, rand, hpd  # noqa: F401 (path: a fixture)
 
 FLOATS = ["float32", "float64", "complex64", "complex128"]
 
@@ -31,30 +32,6 @@ def mem(monkeypatch):
 @pytest.fixture
 def o(mem):
     return NumpyOps(mem)
-
-
-@pytest.fixture(params=["auto", "loop", "batched"])
-def path(request, monkeypatch):
-    if request.param == "loop":
-        monkeypatch.setattr(_solver, "batched", lambda r, m, n, c: False)
-    elif request.param == "batched":
-        monkeypatch.setattr(_solver, "batched", lambda r, m, n, c: c >= 2 and (
-            r not in ("syevj", "gesvdj") or (m <= 32 and n <= 32)))
-    return request.param
-
-
-def rand(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dtype)
-
-
-def hpd(shape, dtype, seed=0):
-    a = rand(shape, dtype, seed)
-    n = shape[-1]
-    return (a @ np.conj(np.swapaxes(a, -1, -2)) + n * np.eye(n)).astype(dtype)
 
 
 def layouts(a):
