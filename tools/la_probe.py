@@ -8,6 +8,7 @@ call: the products, cholesky, solve and eigh, the SVD by gesvdp against gesvd
 (GESVDP_MIN), small inverses on gparray's kernel against cuBLAS' batched LU
 (INV_SMALL_MAX); and the host microseconds per 2x2 ``a @ b`` (wall clock, no sync inside
 the loop)."""
+import os
 import statistics
 import sys
 import time
@@ -17,6 +18,9 @@ import numpy as np
 
 import gparray as xp
 from gparray._engine import _blas, _solver
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tune import timeit, torch_time  # noqa: E402 (tools/tune.py: the shared event timing)
 
 QUICK = "--quick" in sys.argv
 REPS = 3 if QUICK else 7
@@ -30,35 +34,13 @@ except Exception:           # noqa: BLE001 - PyTorch is only a reference
 
 
 def event_ms(fn, reps=REPS):
-    fn()
-    fn()
-    cp.cuda.Device().synchronize()
-    out = []
-    for _ in range(reps):
-        a, b = cp.cuda.Event(), cp.cuda.Event()
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(cp.cuda.get_elapsed_time(a, b))
-    return statistics.median(out)
+    """Median CUDA-event milliseconds of ``fn`` (tools/tune.py's timing, two warm-up calls)."""
+    return timeit(fn, warmup=2, repeat=reps)
 
 
 def torch_ms(fn, reps=REPS):
-    if torch is None:
-        return float("nan")
-    fn()
-    fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b))
-    return statistics.median(out)
+    """The same with PyTorch's events; NaN without PyTorch."""
+    return float("nan") if torch is None else torch_time(fn, reps)
 
 
 def host_us(fn, n=2000 if QUICK else 20000):
