@@ -47,8 +47,19 @@ def _infer_scalar_dtype(v, name: str):
     raise TypeError(f"{name}: expected a bool, int, float or complex, got {type(v).__name__}")
 
 
+def _has_typed(obj) -> bool:
+    """Whether a nested sequence holds a NumPy scalar or array (whose dtype then counts)."""
+    if isinstance(obj, (np.generic, np.ndarray)):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_has_typed(o) for o in obj)
+    return False
+
+
 def _nested_to_numpy(obj, dtype, name: str) -> np.ndarray:
-    """NumPy array of a Python scalar / nested sequence with the spec's default dtypes."""
+    """NumPy array of a Python scalar / nested sequence with the spec's default dtypes; a
+    sequence holding NumPy scalars or arrays keeps the dtype NumPy gives it (as NumPy,
+    CuPy and PyTorch do: ``[np.int32(1), np.int32(2)]`` is int32)."""
     if dtype is not None:
         try:
             return np.asarray(obj, dtype=dtype)
@@ -56,6 +67,8 @@ def _nested_to_numpy(obj, dtype, name: str) -> np.ndarray:
             raise OverflowError(f"{name}: {e}") from None
     a = np.asarray(obj)
     k = a.dtype.kind
+    if k in "biufc" and _dt._as_dtype(a.dtype) is not None and _has_typed(obj):
+        return a
     if k == "b":
         return a
     if k == "i":
@@ -320,14 +333,33 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
 
 
 def _linspace_bound(v):
-    """A 0-d Array bound of linspace as a Python number (one device read); others unchanged."""
+    """(value, dtype) of a linspace bound: a 0-d Array read as a Python number (one device
+    read) with its dtype, a NumPy scalar with its dtype, a Python number with None (weak,
+    as NumPy's promotion treats it)."""
+    if isinstance(v, np.generic):
+        return v.item(), v.dtype
     if not isinstance(v, Array):
-        return v
+        return v, None
     if v.ndim != 0:
         raise ValueError(f"linspace: start and stop must be numbers or 0-d arrays, got an array of shape {v.shape}")
     if v._dtype.kind == "b":
         raise TypeError("linspace: start and stop must be numbers, got a bool array")
-    return _to_host(v).item()
+    return _to_host(v).item(), v._dtype
+
+
+def _linspace_real(out, start, stop, num, div, endpoint, typed, dev):
+    """Fill ``out`` as NumPy's linspace does: in float32 arithmetic when the bounds' dtypes
+    promote (with a Python float) to float32 or float16, else in float64; step = (stop -
+    start) / div rounded in that type, sample i = i * step + start (two roundings)."""
+    ct = np.result_type(*typed, 1.0) if typed else np.dtype(np.float64)
+    f = np.float32 if ct.itemsize < 8 else np.float64
+    s, e = f(start), f(stop)
+    with np.errstate(all="ignore"):
+        delta = f(e - s)
+        step = f(delta / f(div)) if div > 0 else f(0.0)
+    launch("creation", f"gp_linspace<{ctype(out._dtype)}, {'float' if f is np.float32 else 'double'}>",
+           dev._id, (num + 255) // 256,
+           (np.uint64(out._ptr), s, e, step, delta, f(max(div, 1)), np.int64(num), np.bool_(endpoint and num > 1)))
 
 
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
@@ -335,10 +367,12 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
 
     ``start`` and ``stop`` are numbers or, like NumPy's, 0-d Arrays (read once each; the
     default dtype is then chosen as for the Python numbers they hold, and the default device
-    is the first such array's)."""
+    is the first such array's). Real samples are NumPy's bit for bit: computed in float32
+    when both bounds are float32 arrays or scalars (or one is and the other a Python
+    number), else in float64, then cast to ``dtype``."""
     if device is None:
         device = next((v._device for v in (start, stop) if isinstance(v, Array)), None)
-    start, stop = _linspace_bound(start), _linspace_bound(stop)
+    (start, t0), (stop, t1) = _linspace_bound(start), _linspace_bound(stop)
     for v in (start, stop):
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, complex, np.number)):
             raise TypeError(f"linspace: start and stop must be numbers or 0-d arrays, got {type(v).__name__}")
@@ -358,21 +392,16 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     if num == 0:
         return out
     div = (num - 1) if endpoint else num
-    grid = (num + 255) // 256
     if dtype.kind == "c":
         s, e = complex(start), complex(stop)
         d = (e - s) / div if div > 0 else 0j
         real = "float" if dtype == _dt.complex64 else "double"
         f = np.float64
-        launch("creation", f"gp_linspace_complex<{real}, double>", dev._id, grid,
+        launch("creation", f"gp_linspace_complex<{real}, double>", dev._id, (num + 255) // 256,
                (np.uint64(out._ptr), f(s.real), f(s.imag), f(e.real), f(e.imag), f(d.real), f(d.imag),
                 np.int64(num), np.bool_(endpoint and num > 1)))
     else:
-        s, e = float(start), float(stop)
-        d = (e - s) / div if div > 0 else 0.0
-        launch("creation", f"gp_linspace<{ctype(dtype)}, double>", dev._id, grid,
-               (np.uint64(out._ptr), np.float64(s), np.float64(e), np.float64(d), np.int64(num),
-                np.bool_(endpoint and num > 1)))
+        _linspace_real(out, start, stop, num, div, endpoint, [t for t in (t0, t1) if t is not None], dev)
     return out
 
 

@@ -49,6 +49,23 @@ def test_linspace_takes_0d_arrays_as_numbers(stub_device):
     assert (float(args[3]), float(args[4])) == (2.0, 2.0)
 
 
+def test_linspace_computes_in_numpys_type(stub_device):
+    """float32 bounds: the step is rounded in float32 and the kernel computes in float (as
+    NumPy's linspace); a Python float bound is weak; an int64 bound makes it double."""
+    out = xp.linspace(_fake((), "float32", 0.1), _fake((), "float32", 0.7), 4)
+    (expr, args), = stub_device
+    assert out.dtype == xp.float64 and expr == "gp_linspace<double, float>"
+    lo, hi = np.float32(0.1), np.float32(0.7)
+    assert args[1] == lo and args[2] == hi and type(args[3]) is np.float32
+    assert args[3] == (hi - lo) / np.float32(3) and args[3] != np.float32((0.7 - 0.1) / 3)
+    stub_device.clear()
+    xp.linspace(_fake((), "float32", 0.1), 2.0, 4, dtype=xp.float32)
+    assert stub_device[0][0] == "gp_linspace<float, float>"
+    stub_device.clear()
+    xp.linspace(np.float32(0.1), np.int64(2), 4, dtype=xp.float32)
+    assert stub_device[0][0] == "gp_linspace<float, double>"
+
+
 def test_linspace_keeps_its_checks(stub_device):
     with pytest.raises(ValueError, match=r"^linspace: start and stop must be numbers or 0-d arrays, got an "
                                          r"array of shape \(2,\)"):
@@ -73,3 +90,18 @@ def test_axis_errors_read_like_numpys(call):
     with pytest.raises(AxisError, match=r"^[a-z_]+: axis 10 is out of bounds for array of dimension 1$") as info:
         call(x)
     assert isinstance(info.value, ValueError) and isinstance(info.value, IndexError)
+
+
+@pytest.mark.parametrize("obj, dtype", [
+    ([np.int32(1), np.int32(2)], np.int32),          # SciPy: xp.asarray([np.int32(status) ...])
+    ([np.float32(1.5), np.float32(2.0)], np.float32),
+    ([[np.int16(1)], [np.int16(2)]], np.int16),
+    ([np.arange(3, dtype=np.uint8)], np.uint8),
+    ([np.int32(1), 5], np.int64),                     # NumPy's promotion of the mix
+    ([np.float16(1.0)], np.float16),
+    ([1, 2], np.int64), ([1.5, 2], np.float64), ([True, False], np.bool_), ([1j], np.complex128),
+])
+def test_nested_sequences_keep_numpy_dtypes(obj, dtype):
+    """A sequence holding NumPy scalars or arrays gets NumPy's dtype (as NumPy, CuPy and
+    PyTorch give); one of Python numbers only gets the default dtypes."""
+    assert _creation._nested_to_numpy(obj, None, "asarray").dtype == np.dtype(dtype)

@@ -1,5 +1,6 @@
-"""GPU tier: linspace with 0-d Array bounds, and the floating-point functions on integer and
-bool arrays (computed in float64 inside the kernel), against NumPy."""
+"""GPU tier: linspace with 0-d Array bounds (and NumPy's samples bit for bit), the floating-point
+functions on integer and bool arrays (computed in float64 inside the kernel), complex log1p near
+z = -1, against NumPy."""
 import numpy as np
 import pytest
 
@@ -30,6 +31,25 @@ def test_linspace_with_0d_array_bounds(endpoint):
     assert xp.linspace(x, 8.0, 3).device == x.device
     with pytest.raises(ValueError, match="^linspace: start and stop must be numbers or 0-d arrays"):
         xp.linspace(xp.asarray([0.0]), 1.0, 3)
+
+
+@pytest.mark.parametrize("num", [1, 2, 11, 257, 1000])
+@pytest.mark.parametrize("endpoint", [True, False])
+def test_linspace_is_numpys_bit_for_bit(num, endpoint):
+    """The samples equal NumPy's exactly (SciPy's histograms compare values to these edges):
+    float32 bounds are computed in float32, Python numbers in float64, without FMA."""
+    rng = np.random.default_rng(num)
+    for _ in range(5):
+        lo, hi = np.sort(rng.standard_normal(2) * 10.0 ** rng.integers(-3, 4))
+        for a, b, dtype in [(np.float32(lo), np.float32(hi), None), (np.float32(lo), np.float32(hi), "float64"),
+                            (np.float32(lo), float(hi), "float32"), (float(lo), float(hi), None),
+                            (float(lo), float(hi), "float32")]:
+            exp = np.linspace(np.asarray(a), np.asarray(b) if isinstance(b, np.generic) else b, num,
+                              endpoint=endpoint, dtype=dtype or np.float64)
+            bounds = [xp.asarray(v) if isinstance(v, np.generic) else v for v in (a, b)]
+            got = host(xp.linspace(*bounds, num, endpoint=endpoint, dtype=getattr(xp, dtype) if dtype else None))
+            assert got.dtype == exp.dtype
+            np.testing.assert_array_equal(got, exp)
 
 
 INT_DTYPES = ["int64", "int32", "uint8", "int8", "uint64", "bool"]
@@ -91,3 +111,20 @@ def test_complex_inputs_of_the_real_binary_functions_still_raise():
     for name in ("atan2", "hypot", "logaddexp", "copysign"):
         with pytest.raises(TypeError, match=f"^{name}: "):
             getattr(xp, name)(z, i)
+
+
+def test_complex_log1p_near_minus_one():
+    """log1p(z) with 1 + z tiny (SciPy's complex logsumexp takes log1p(-e^d) with d ~ 1e-5):
+    relative error a few ulp, not 1e-16 / |1 + z|^2."""
+    rng = np.random.default_rng(3)
+    d = 10.0 ** rng.uniform(-12, -1, 2000)
+    x = -1.0 + d * rng.choice([-1.0, 1.0], d.size)         # 1 + x is exact here
+    y = d * rng.uniform(-1.0, 1.0, d.size) * 1e-3
+    z = x + 1j * y
+    exp = np.log(np.hypot(1.0 + x, y)) + 1j * np.arctan2(y, 1.0 + x)
+    got = np.asarray(xp.log1p(xp.asarray(z)))
+    assert np.max(np.abs(got.real - exp.real) / np.abs(exp.real)) < 1e-15
+    np.testing.assert_allclose(got.imag, exp.imag, rtol=1e-15)
+    # still accurate near |1 + z| = 1 and for small |z|
+    w = (1e-9 * rng.standard_normal(500)) * (1 + 1j)
+    np.testing.assert_allclose(np.asarray(xp.log1p(xp.asarray(w))), w - w * w / 2, rtol=1e-12)

@@ -54,6 +54,7 @@ def creation_instances() -> list[str]:
             out.append(f"gp_arange<{_c(dt)}, double>")
         if dt.kind == "f":
             out.append(f"gp_linspace<{_c(dt)}, double>")
+            out.append(f"gp_linspace<{_c(dt)}, float>")
         out.append(f"gp_eye<{_c(dt)}>")
         out.append(f"gp_tri_mask<{_c(dt)}, true>")
         out.append(f"gp_tri_mask<{_c(dt)}, false>")

@@ -11,13 +11,25 @@ __global__ void __launch_bounds__(GP_BLOCK) gp_arange(T* __restrict__ out, A sta
     if (i < n) out[i] = gp::cast<T>(start + static_cast<A>(i) * step);
 }
 
-// NumPy's linspace: start + i*step, with the last element exactly `stop` when endpoint.
+// NumPy's linspace in its computation type A (float when both bounds are float32/float16
+// arrays, else double): y = i * step, then y + start, two roundings (never contracted to
+// an FMA, so the samples are NumPy's bit for bit); when step is 0 (a span too small for
+// the type) y = (i / div) * delta; the last element is exactly `stop` when endpoint.
+__device__ __forceinline__ float lin_mul(float a, float b) { return __fmul_rn(a, b); }
+__device__ __forceinline__ double lin_mul(double a, double b) { return __dmul_rn(a, b); }
+__device__ __forceinline__ float lin_add(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double lin_add(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ float lin_div(float a, float b) { return __fdiv_rn(a, b); }
+__device__ __forceinline__ double lin_div(double a, double b) { return __ddiv_rn(a, b); }
+
 template <class T, class A>
-__global__ void __launch_bounds__(GP_BLOCK) gp_linspace(T* __restrict__ out, A start, A stop, A step, long long n,
-                                                      bool endpoint) {
+__global__ void __launch_bounds__(GP_BLOCK) gp_linspace(T* __restrict__ out, A start, A stop, A step, A delta, A div,
+                                                      long long n, bool endpoint) {
     const long long i = static_cast<long long>(blockIdx.x) * GP_BLOCK + threadIdx.x;
     if (i < n) {
-        A v = (endpoint && i == n - 1) ? stop : start + static_cast<A>(static_cast<double>(i)) * step;
+        const A fi = static_cast<A>(i);
+        const A y = step != A(0) ? lin_mul(fi, step) : lin_mul(lin_div(fi, div), delta);
+        const A v = (endpoint && i == n - 1) ? stop : lin_add(y, start);
         out[i] = gp::cast<T>(v);
     }
 }

@@ -125,7 +125,7 @@ GP_NOINLINE __device__ cd clog(cd z) {
     return cd(rr, atan2(z.im, z.re));
 }
 
-// log(1 + z), accurate for small |z| and near |1 + z| = 1.
+// log(1 + z), accurate for small |z|, near |1 + z| = 1 and near z = -1.
 GP_NOINLINE __device__ cd clog1p(cd z) {
     const double x = z.re, y = z.im;
     if (!isfinite(x) || !isfinite(y) || fabs(x) > 1e150 || fabs(y) > 1e150) return clog(cd(x + 1.0, y));
@@ -139,7 +139,10 @@ GP_NOINLINE __device__ cd clog1p(cd z) {
     sum2_add(s, c, f);
     const double m = s + c;
     double rr;
-    if (m > 1e300) {
+    if (m > 1e300 || m < -0.5) {
+        // far from |1 + z| = 1: log|1 + z| directly; below, 1 + x is exact or (x > -0.5)
+        // within half an ulp of a number >= 0.5, where rounding m to double would cost
+        // up to 1e-16 / (1 + m) relative (z near -1: SciPy's complex logsumexp)
         rr = log(hypot(x + 1.0, y));
     } else {
         rr = log1p(m) / 2;
