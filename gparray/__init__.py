@@ -12,6 +12,7 @@ from ._creation import (arange, asarray, astype, empty, empty_like, eye, from_dl
                         linspace, meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
 from ._data_type_functions import can_cast, finfo, iinfo, isdtype, result_type
 from ._device import Device
+from ._host_conversion import HostConversionWarning
 from ._dtypes import (bool, complex64, complex128, float16, float32, float64, int8, int16, int32,
                       int64, uint8, uint16, uint32, uint64)
 from ._elementwise_funcs import *  # noqa: F401,F403
@@ -33,6 +34,7 @@ from . import cuda
 
 __all__ = [
     "__array_api_version__", "__array_namespace_info__", "Array", "Device", "cuda",
+    "HostConversionWarning",  # extension: numpy.asarray(x) under gparray.cuda.set_host_conversion("warn")
     "e", "inf", "nan", "newaxis", "pi",
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float32", "float64", "complex64", "complex128",

@@ -161,7 +161,7 @@ def _report(xp, backend, cp):
         _row("kernel cache", f"{cache} ({files} files, {_fmt_bytes(size)})")
     else:
         _row("kernel cache", f"{cache} (not created yet)")
-    for var in ("GPARRAY_CACHE_DIR", "GPARRAY_MEMORY_LIMIT", "CUDA_VISIBLE_DEVICES"):
+    for var in ("GPARRAY_CACHE_DIR", "GPARRAY_MEMORY_LIMIT", "GPARRAY_HOST_CONVERSION", "CUDA_VISIBLE_DEVICES"):
         if os.environ.get(var) is not None:
             _row(var, os.environ[var])
     return count, reason
@@ -294,6 +294,15 @@ def _self_check(xp, cp, count) -> bool:
             print(f"  FAIL  entering device {i}: {_err(exc)}")
             ok = False
             continue
+        # the checks read results with numpy.asarray: the "allow" host conversion mode for
+        # them, whatever GPARRAY_HOST_CONVERSION says
+        set_mode = getattr(getattr(xp, "cuda", None), "set_host_conversion", None)
+        prev_mode = None
+        try:
+            prev_mode = set_mode("allow") if callable(set_mode) else None
+        except Exception as exc:   # an invalid GPARRAY_HOST_CONVERSION
+            print(f"  FAIL  host conversion mode: {_err(exc)}")
+            ok = False
         try:
             for name, thunk in _checks(xp, np, dev, cp):
                 try:
@@ -317,6 +326,8 @@ def _self_check(xp, cp, count) -> bool:
                     ok = False
                     print(f"  FAIL  {name}: {_err(exc)}")
         finally:
+            if prev_mode is not None:
+                set_mode(prev_mode)
             try:
                 ctx.__exit__(None, None, None)
             except Exception:

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from . import _backend, _dlpack, _transfer
+from . import _backend, _dlpack, _host_conversion, _transfer
 from . import _dtypes as _dt
 from ._device import Device, normalize_device
 from ._engine import _elementwise as _ew_engine
@@ -144,10 +144,13 @@ class Array:
         return _transfer.to_host(self)
 
     def __array__(self, dtype=None, copy=None):
-        """NumPy conversion: always a device-to-host copy (copy=False raises ValueError)."""
+        """NumPy conversion: always a device-to-host copy (copy=False raises ValueError), as
+        the host conversion mode permits (gparray.cuda.set_host_conversion: "allow", "warn"
+        or "raise"; gparray/_host_conversion.py)."""
         if copy is False:
             raise ValueError("__array__: converting a gparray Array to NumPy always copies "
                              "(device to host); copy=False cannot be honoured")
+        _host_conversion.check(self)
         a = self._to_numpy()
         if dtype is not None and np.dtype(dtype) != a.dtype:
             a = a.astype(dtype)

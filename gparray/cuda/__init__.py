@@ -1,9 +1,11 @@
 """gparray.cuda: the CUDA runtime side of gparray (devices, synchronization, memory pool
-statistics and limits, kernel cache control)."""
+statistics and limits, kernel cache control, the host conversion policy)."""
 from __future__ import annotations
 
 from .._backend import CUDAUnavailableError, device_count, has_cuda
 from .._device import Device, current_device
+from .._host_conversion import (HostConversionWarning, get_host_conversion, host_conversion,
+                                set_host_conversion)
 from .._kernels import _compile as _kc
 from .._kernels._faults import KernelFaultError
 from ._memory_api import *  # noqa: F401,F403  (memory_stats, empty_cache, OutOfMemoryError, ...)
@@ -50,4 +52,5 @@ def kernel_cache_info() -> dict:
 
 
 __all__ = ["CUDAUnavailableError", "Device", "KernelFaultError", "clear_kernel_cache", "current_device", "device_count",
-           "has_cuda", "kernel_cache_dir", "kernel_cache_info", "synchronize"] + list(_memory_all)
+           "has_cuda", "kernel_cache_dir", "kernel_cache_info", "synchronize",
+           "HostConversionWarning", "get_host_conversion", "host_conversion", "set_host_conversion"] + list(_memory_all)
