@@ -193,14 +193,16 @@ class Array:
 
     def __len__(self):
         if self.ndim == 0:
-            raise TypeError("len() of a 0-dimensional array")
+            raise TypeError("__len__: len() of a 0-dimensional array")
         return self._shape[0]
 
     def __iter__(self):
+        """Iterator over the first axis (``self[0]``, ``self[1]``, ...). A 0-dimensional
+        array raises TypeError here, at ``iter(x)``, as NumPy does (so ``numpy.iterable(x)``
+        is False for it), not at the first ``next()``."""
         if self.ndim == 0:
-            raise TypeError("iteration over a 0-dimensional array")
-        for i in range(self._shape[0]):
-            yield self[i]
+            raise TypeError("__iter__: iteration over a 0-dimensional array")
+        return (self[i] for i in range(self._shape[0]))
 
     def __repr__(self):
         return _format(self, repr_=True)
