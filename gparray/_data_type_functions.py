@@ -1,6 +1,8 @@
 """Data type functions (spec section "Data Type Functions"): can_cast, finfo, iinfo, isdtype,
 result_type. The rules live in ``_dtypes``; these are the documented public entry points.
-They accept the extension dtype float16 too, with NumPy 2's rules.
+They accept the extension dtype float16 too, with NumPy 2's rules, and (except isdtype, as
+in NumPy) the Python types bool, int, float, complex as the dtypes NumPy reads them as:
+bool, int64, float64, complex128.
 """
 from __future__ import annotations
 
@@ -118,7 +120,9 @@ def result_type(*arrays_and_dtypes):
     Parameters
     ----------
     *arrays_and_dtypes : Array, dtype, bool, int, float or complex
-        at least one array or dtype. Python scalars are weak: they never widen the result
+        at least one array or dtype (the Python types ``bool``, ``int``, ``float``,
+        ``complex`` are dtypes here, as in NumPy: ``result_type(float, float32)`` is
+        float64). Python scalars (values) are weak: they never widen the result
         within a kind (``result_type(int8, 1) == int8``). Where the spec is silent a Python
         scalar follows NumPy 2: a ``float`` with an integer or bool dtype gives float64, a
         ``complex`` gives complex128 (complex64 with float32), an ``int`` with bool gives

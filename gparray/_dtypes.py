@@ -3,8 +3,12 @@ categories, the promotion table and the dtype rules.
 
 The dtypes ARE NumPy dtype objects (``gparray.float32 is numpy.dtype("float32")``), so
 ``numpy.dtype(x.dtype)``, ``.kind``, ``.itemsize`` and ``.name`` work everywhere. Only these
-14 objects are gparray dtypes: ``_normalize_dtype`` rejects everything else (strings, Python
-types, byte-swapped dtypes, other NumPy dtypes) with a TypeError naming the calling function.
+14 objects are gparray dtypes. As in NumPy, the Python types ``bool``, ``int``, ``float`` and
+``complex`` stand for bool and the default int64, float64 and complex128 wherever a dtype is
+asked for (``zeros(3, dtype=float)``, ``astype(x, bool)``, ``finfo(float)``,
+``result_type(float, x)``: the dtype, not a weak scalar), except in ``isdtype``, which
+rejects them as NumPy's does. ``_normalize_dtype`` rejects everything else (strings,
+byte-swapped dtypes, other NumPy dtypes) with a TypeError naming the calling function.
 
 float16 is an extension (like NumPy's, CuPy's and PyTorch's half): arrays of it can be
 created, converted, computed with (in float32, rounded to float16 on store) and reduced, and
@@ -152,12 +156,20 @@ def _default_dtypes() -> dict:
 # Maps every NumPy dtype equal to one of the 14 (e.g. dtype("q") == dtype("l") on Linux)
 # to the canonical object above.
 _canonical = {dt: dt for dt in _supported_dtypes}
-_DTYPE_LIST = ", ".join(dt.name for dt in _all_dtypes) + "; extension: float16"
+_DTYPE_NAMES = ", ".join(dt.name for dt in _all_dtypes) + "; extension: float16"
+_DTYPE_LIST = _DTYPE_NAMES + "; or the Python types bool, int, float, complex"
+
+# The Python scalar types as dtypes, as NumPy reads them (numpy.dtype(float) is float64): the
+# exact types only (NumPy's own scalar types, numpy.float64 included, are dtypes above).
+_python_type_dtypes = {_PyBool: bool, _PyInt: _default_int, _PyFloat: _default_float,
+                       _PyComplex: _default_complex}
 
 
-def _as_dtype(obj) -> numpy.dtype | None:
+def _as_dtype(obj, python_types: _PyBool = True) -> numpy.dtype | None:
     """The canonical dtype for ``obj`` if it is one of the 14 (a numpy.dtype instance, or a
-    NumPy scalar type such as ``numpy.float32``); None for anything else, never raising."""
+    NumPy scalar type such as ``numpy.float32``) or, when ``python_types``, the Python type
+    bool, int, float or complex (bool, int64, float64, complex128); None for anything else,
+    never raising."""
     if isinstance(obj, numpy.dtype):
         pass
     elif isinstance(obj, type) and issubclass(obj, numpy.generic):
@@ -165,14 +177,17 @@ def _as_dtype(obj) -> numpy.dtype | None:
             obj = numpy.dtype(obj)
         except TypeError:  # abstract scalar types: numpy.floating, numpy.number, ...
             return None
+    elif python_types and isinstance(obj, type):
+        return _python_type_dtypes.get(obj)
     else:
         return None
     return _canonical.get(obj)
 
 
 def _normalize_dtype(dtype, name: str) -> numpy.dtype | None:
-    """Return the canonical dtype for ``dtype`` (None stays None); TypeError naming ``name``
-    for anything that is not one of the 14 dtypes (strings, Python types, float128, ...)."""
+    """Return the canonical dtype for ``dtype`` (None stays None; the Python types bool, int,
+    float and complex give bool, int64, float64, complex128 as in NumPy); TypeError naming
+    ``name`` for anything that is not one of the 14 dtypes (strings, float128, ...)."""
     if dtype is None:
         return None
     dt = _as_dtype(dtype)
@@ -621,7 +636,8 @@ _iinfo = {dt: IInfo(bits=8 * dt.itemsize, max=hi, min=lo, dtype=dt)
 # ---------------------------------------------------------------------------------------
 
 def result_type(*arrays_and_dtypes) -> numpy.dtype:
-    """Promote arrays, dtypes and Python scalars (weak) to one dtype."""
+    """Promote arrays, dtypes and Python scalars (weak) to one dtype. A Python type
+    (``float``) is a dtype here (float64, strong), as in ``numpy.result_type``."""
     dtypes = []
     scalars = []
     for obj in arrays_and_dtypes:
@@ -630,7 +646,7 @@ def result_type(*arrays_and_dtypes) -> numpy.dtype:
             dt = _as_dtype(obj.dtype)   # an array (or a NumPy scalar: strong, as in NumPy)
             if dt is None:
                 raise TypeError(f"result_type: expected arrays of the Array API dtypes "
-                                f"({_DTYPE_LIST}), got one of dtype {obj.dtype!r}")
+                                f"({_DTYPE_NAMES}), got one of dtype {obj.dtype!r}")
         if dt is not None:
             dtypes.append(dt)
         elif _scalar_type(obj) is not None:
@@ -690,7 +706,7 @@ def _kind_matches(dt: numpy.dtype, kind, name: str, in_tuple: _PyBool = False) -
     if isinstance(kind, tuple) and not in_tuple:
         matches = [_kind_matches(dt, k, name, True) for k in kind]   # validate every item
         return any(matches)
-    other = _as_dtype(kind)
+    other = _as_dtype(kind, python_types=False)    # NumPy's isdtype rejects Python types
     if other is None:
         raise TypeError(f"{name}: expected a dtype, a kind string ({_KIND_LIST}) or a tuple "
                         f"of those for 'kind', got {kind!r}")
@@ -699,11 +715,12 @@ def _kind_matches(dt: numpy.dtype, kind, name: str, in_tuple: _PyBool = False) -
 
 def isdtype(dtype, kind) -> _PyBool:
     """Whether ``dtype`` is ``kind`` (a dtype), of kind ``kind`` (a kind string), or either
-    for one of the items of ``kind`` (a tuple)."""
-    dt = _as_dtype(dtype)
+    for one of the items of ``kind`` (a tuple). Python types (``float``) are not dtypes here,
+    as in ``numpy.isdtype``."""
+    dt = _as_dtype(dtype, python_types=False)
     if dt is None:
-        raise TypeError(f"isdtype: expected one of the Array API dtypes ({_DTYPE_LIST}), "
-                        f"got {dtype!r}")
+        raise TypeError(f"isdtype: expected one of the Array API dtypes "
+                        f"({_DTYPE_NAMES}), got {dtype!r}")
     return _kind_matches(dt, kind, "isdtype")
 
 

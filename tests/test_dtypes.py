@@ -340,7 +340,9 @@ def test_promote_types_normalizes_and_rejects():
     assert dt.promote_types(numpy.int8, numpy.dtype("uint8")) is dt.int16
     assert dt.promote_types(numpy.dtype("q"), numpy.dtype("l")) is dt.int64
     assert dt.promote_types(numpy.float16, numpy.dtype("b")) is dt.float16
-    for bad in ("float32", numpy.longdouble, float, None):
+    for pytype in (bool, int, float, complex):   # NumPy's: the dtype numpy.dtype(pytype)
+        assert dt.promote_types(dt.float32, pytype) == numpy.promote_types(numpy.float32, pytype)
+    for bad in ("float32", numpy.longdouble, object, None):
         with pytest.raises(TypeError, match="^promote_types"):
             dt.promote_types(dt.float32, bad)
 
@@ -495,7 +497,7 @@ def test_result_type_needs_an_array_or_dtype(args):
 
 
 @pytest.mark.parametrize("bad", [
-    numpy.dtype("longdouble"), numpy.longdouble, "float32", None, float, int, _OPAQUE, [1],
+    numpy.dtype("longdouble"), numpy.longdouble, "float32", None, object, str, _OPAQUE, [1],
     numpy.dtype(">f4"), FakeArray(numpy.dtype(">f2")), FakeArray("float32"),
     numpy.dtype("O"), numpy.floating,
 ], ids=repr)
@@ -607,7 +609,7 @@ def test_float16_can_cast_matches_numpy_safe(a, b):
     assert dt.can_cast(a, b) is expected and dtf.can_cast(FakeArray(a), b) is expected
 
 
-@pytest.mark.parametrize("bad", ["float32", None, float, numpy.longdouble, _OPAQUE], ids=repr)
+@pytest.mark.parametrize("bad", ["float32", None, object, numpy.longdouble, _OPAQUE], ids=repr)
 def test_can_cast_rejects(bad):
     with pytest.raises(TypeError, match="^can_cast"):
         dt.can_cast(bad, dt.float32)
@@ -651,7 +653,7 @@ def test_iinfo_matches_numpy(d):
 
 
 @pytest.mark.parametrize("bad", list(dt._integer_or_boolean_dtypes)
-                         + [float, "float32", None, numpy.dtype("longdouble"), numpy.longdouble,
+                         + [int, bool, "float32", None, numpy.dtype("longdouble"), numpy.longdouble,
                             FakeArray(dt.int8), 1.0], ids=repr)
 def test_finfo_rejects(bad):
     with pytest.raises(TypeError, match="^finfo"):
@@ -659,7 +661,7 @@ def test_finfo_rejects(bad):
 
 
 @pytest.mark.parametrize("bad", [dt.bool, F16] + list(dt._floating_dtypes)
-                         + [int, "int32", None, numpy.dtype("int64").newbyteorder(),
+                         + [float, bool, complex, "int32", None, numpy.dtype("int64").newbyteorder(),
                             FakeArray(dt.float32), 1], ids=repr)
 def test_iinfo_rejects(bad):
     with pytest.raises(TypeError, match="^iinfo"):
@@ -773,8 +775,71 @@ def test_normalize_none():
     assert dt._normalize_dtype(None, "zeros") is None
 
 
+# ---------------------------------------------------------------------------------------
+# Python types as dtypes (NumPy's reading: numpy.dtype(float) is float64)
+# ---------------------------------------------------------------------------------------
+
+PYTYPES = (bool, int, float, complex)
+
+
+@pytest.mark.parametrize("pytype", PYTYPES, ids=lambda t: t.__name__)
+def test_normalize_python_types_as_numpy(pytype):
+    got = dt._normalize_dtype(pytype, "zeros")
+    assert got == numpy.dtype(pytype)
+    assert any(got is d for d in ALL)                   # the canonical object
+    assert dt._dtype_of(pytype, "finfo") is got
+    assert got is {bool: dt.bool, int: dt._default_int, float: dt._default_float,
+                   complex: dt._default_complex}[pytype]
+
+
+def test_python_type_subclasses_are_not_dtypes():
+    class MyFloat(float):   # numpy.dtype(MyFloat) is object: not a dtype here either
+        pass
+    for bad in (MyFloat, "float", "int"):
+        with pytest.raises(TypeError, match="^zeros: expected"):
+            dt._normalize_dtype(bad, "zeros")
+
+
+@pytest.mark.parametrize("pytype", PYTYPES, ids=lambda t: t.__name__)
+@pytest.mark.parametrize("d", SUPPORTED, ids=lambda d: d.name)
+def test_result_type_and_can_cast_python_types_match_numpy(pytype, d):
+    # a Python type is the (strong) dtype, not a weak scalar: result_type(float, float32)
+    # is float64 in NumPy, where result_type(1.0, float32) is float32
+    expected = numpy.result_type(pytype, d)
+    assert dt.result_type(pytype, d) == expected and dt.result_type(d, pytype) == expected
+    assert dtf.result_type(FakeArray(d), pytype) == expected
+    assert dt.can_cast(pytype, d) is bool(numpy.can_cast(pytype, d, casting="safe"))
+    assert dt.can_cast(d, pytype) is bool(numpy.can_cast(d, pytype, casting="safe"))
+    assert dtf.can_cast(FakeArray(d), pytype) is dt.can_cast(d, pytype)
+
+
+def test_result_type_python_types_with_scalars_match_numpy():
+    for args in [(float,), (int, 1.0), (bool, 1), (bool, True), (float, 1j), (int, float, 3)]:
+        assert dt.result_type(*args) == numpy.result_type(*args), args
+    assert dt.result_type(float, dt.float32) is dt.float64
+    assert dt.result_type(1.0, dt.float32) is dt.float32   # the scalar stays weak
+
+
+def test_finfo_iinfo_of_python_types():
+    assert dt.finfo(float) == dt.finfo(dt.float64) and dtf.finfo(float).dtype is dt.float64
+    assert dt.finfo(complex).dtype is dt.float64 == numpy.finfo(complex).dtype
+    assert dt.iinfo(int) == dt.iinfo(dt.int64) and dtf.iinfo(int).max == numpy.iinfo(int).max
+
+
+@pytest.mark.parametrize("pytype", PYTYPES, ids=lambda t: t.__name__)
+def test_isdtype_rejects_python_types_as_numpy_does(pytype):
+    with pytest.raises(TypeError):
+        numpy.isdtype(pytype, "numeric")
+    with pytest.raises(TypeError, match="^isdtype"):
+        dt.isdtype(pytype, "numeric")
+    with pytest.raises(TypeError, match="^isdtype"):
+        dtf.isdtype(dt.float64, pytype)
+    with pytest.raises(TypeError, match="^isdtype"):
+        dt.isdtype(dt.float64, ("numeric", pytype))
+
+
 @pytest.mark.parametrize("bad", [
-    float, int, bool, complex, "float32", "f4", "bool", "float16", numpy.dtype(">f2"),
+    object, str, bytes, "float32", "f4", "bool", "float16", "float", numpy.dtype(">f2"),
     numpy.dtype(">f4"), numpy.dtype(">i8"), numpy.floating, numpy.number, numpy.generic,
     numpy.dtype("O"), numpy.dtype("M8[s]"), numpy.dtype("U3"), numpy.longdouble,
     numpy.dtype([("a", "f4")]), _OPAQUE, FakeArray(dt.float32), 1, numpy.float32(1),
