@@ -20,11 +20,15 @@ from ._ops import BOOL, FLOAT, LOGICAL, PROMOTE, REAL, BinaryOp, ClipOp, UnaryOp
 
 # ----------------------------------------------------------------------------- arithmetic
 add = BinaryOp("add", "numeric", "add", PROMOTE,
-               "add(x1, x2, /): x1 + x2 elementwise; integers wrap on overflow.")
+               "add(x1, x2, /): x1 + x2 elementwise; integers wrap on overflow.\n\n"
+               "Two boolean operands (an extension, as in NumPy, CuPy and PyTorch) give their "
+               "logical OR, a bool array.")
 subtract = BinaryOp("subtract", "numeric", "subtract", PROMOTE,
                     "subtract(x1, x2, /): x1 - x2 elementwise; integers wrap on overflow.")
 multiply = BinaryOp("multiply", "numeric", "multiply", PROMOTE,
-                    "multiply(x1, x2, /): x1 * x2 elementwise; integers wrap on overflow.")
+                    "multiply(x1, x2, /): x1 * x2 elementwise; integers wrap on overflow.\n\n"
+                    "Two boolean operands (an extension, as in NumPy, CuPy and PyTorch) give their "
+                    "logical AND, a bool array.")
 divide = BinaryOp("divide", "numeric", "divide", FLOAT,
                   "divide(x1, x2, /): true division x1 / x2; integer inputs give float64.")
 floor_divide = BinaryOp("floor_divide", "real numeric", "floor_divide", PROMOTE,
@@ -148,6 +152,12 @@ logical_and = BinaryOp("logical_and", "boolean", "logical_and", LOGICAL, "logica
 logical_or = BinaryOp("logical_or", "boolean", "logical_or", LOGICAL, "logical_or(x1, x2, /): elementwise OR.")
 logical_xor = BinaryOp("logical_xor", "boolean", "logical_xor", LOGICAL, "logical_xor(x1, x2, /): elementwise XOR.")
 logical_not = UnaryOp("logical_not", "boolean", "logical_not", LOGICAL, "logical_not(x, /): elementwise NOT.")
+
+# Two boolean operands of add and multiply (bool arrays, or one with a Python bool; also
+# through +, * and their in-place forms): NumPy's logical OR and AND. subtract keeps
+# rejecting them, as NumPy does.
+add.on_bools(logical_or)
+multiply.on_bools(logical_and)
 
 # ----------------------------------------------------------------------------- classification
 isnan = UnaryOp("isnan", "numeric", "isnan", BOOL,

@@ -176,10 +176,26 @@ class UnaryOp(_TableOp):
         return out
 
 
+def _both_bool(x1, x2) -> bool:
+    """Two boolean operands, one of them an array: bool arrays, or a bool array and a
+    Python bool."""
+    b1 = isinstance(x1, bool) or (isinstance(x1, Array) and x1._dtype.kind == "b")
+    b2 = isinstance(x2, bool) or (isinstance(x2, Array) and x2._dtype.kind == "b")
+    return b1 and b2 and (isinstance(x1, Array) or isinstance(x2, Array))
+
+
 class BinaryOp(_TableOp):
     """An elementwise function of two operands (arrays or Python scalars; one table entry)."""
 
     _nin = 2
+    _bool_op = None     # the op that serves two boolean operands instead (see on_bools)
+
+    def on_bools(self, op: "BinaryOp") -> "BinaryOp":
+        """Serve two boolean operands (bool arrays, or a bool array and a Python bool) with
+        ``op`` (a boolean function) where this op's category would reject them: NumPy's
+        ``bool + bool`` is logical_or and ``bool * bool`` logical_and. Returns self."""
+        self._bool_op = op
+        return self
 
     def __call__(self, x1, x2, /):
         return self._c(x1, x2)
@@ -245,6 +261,8 @@ class BinaryOp(_TableOp):
 
     def _apply(self, x1, x2, out):
         name = self.__name__
+        if self._bool_op is not None and _both_bool(x1, x2):
+            return self._bool_op._apply(x1, x2, out)
         a1, a2 = isinstance(x1, Array), isinstance(x2, Array)
         if a1 and a2:
             if x1._device != x2._device:

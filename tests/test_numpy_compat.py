@@ -12,10 +12,23 @@ from gparray._device import Device
 from gparray._engine import _shapes
 
 
+class _Buf:
+    """A device buffer that is never read: an address only."""
+
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+
+_next_ptr = [1 << 20]
+
+
 def _bare(shape, dtype=xp.float64):
-    """An Array of ``shape`` and ``dtype`` over no device memory (never read)."""
+    """An Array of ``shape`` and ``dtype`` over no device memory (never read; each one at an
+    address of its own, so no two overlap)."""
     dt = np.dtype(dtype)
-    return Array._new(None, 0, tuple(shape), _shapes.c_strides(tuple(shape), dt.itemsize), dt, Device(0))
+    _next_ptr[0] += 1 << 20
+    return Array._new(_Buf(_next_ptr[0]), 0, tuple(shape), _shapes.c_strides(tuple(shape), dt.itemsize), dt,
+                      Device(0))
 
 
 # ---------------------------------------------------------------------------------------
@@ -40,3 +53,49 @@ def test_len_of_0d_raises():
     with pytest.raises(TypeError, match="^__len__: "):
         len(_bare(()))
     assert len(_bare((7, 2))) == 7
+
+
+# ---------------------------------------------------------------------------------------
+# 3. bool + bool is logical_or, bool * bool logical_and (NumPy); bool - bool a TypeError
+# ---------------------------------------------------------------------------------------
+
+@pytest.fixture
+def logical_calls(monkeypatch):
+    """Record the calls that reach logical_or / logical_and's checked path (no kernel runs)."""
+    from gparray import _elementwise_funcs as ef
+
+    calls = []
+    for name in ("logical_or", "logical_and"):
+        op = getattr(ef, name)
+        monkeypatch.setattr(op, "_apply", lambda x1, x2, out, _n=name: calls.append((_n, x1, x2, out)) or "r")
+    return calls
+
+
+def test_bool_add_and_multiply_are_logical(logical_calls):
+    a, b = _bare((3,), xp.bool), _bare((3,), xp.bool)
+    assert xp.add(a, b) == "r" and a + b == "r" and xp.multiply(a, b) == "r" and a * b == "r"
+    assert a + True == "r" and False + a == "r" and a * True == "r" and True * a == "r"
+    assert [c[0] for c in logical_calls] == ["logical_or"] * 2 + ["logical_and"] * 2 + \
+        ["logical_or"] * 2 + ["logical_and"] * 2
+    assert logical_calls[0][1:] == (a, b, None)
+    assert logical_calls[5][1:] == (False, a, None)        # the reflected operand stays on the left
+
+
+def test_bool_inplace_add_and_multiply_are_logical(logical_calls):
+    a, b = _bare((3,), xp.bool), _bare((3,), xp.bool)
+    a += b
+    a *= True
+    assert [(c[0], c[3]) for c in logical_calls] == [("logical_or", a), ("logical_and", a)]
+
+
+def test_bool_subtract_and_mixed_operands_are_not_logical(logical_calls):
+    a = _bare((3,), xp.bool)
+    with pytest.raises(TypeError, match="^subtract: expected an array of numeric dtype, got bool"):
+        xp.subtract(a, a)
+    with pytest.raises(TypeError, match="^subtract: "):
+        a - True
+    with pytest.raises(TypeError, match="^add: expected at least one gparray Array"):
+        xp.add(True, True)
+    with pytest.raises(TypeError, match="^bitwise_left_shift: "):   # other ops keep their category
+        a << a
+    assert logical_calls == []
