@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _backend, _dlpack, _host_conversion, _transfer
 from . import _dtypes as _dt
-from ._device import Device, normalize_device
+from ._device import Device, current_device, normalize_device
 from ._engine import _elementwise as _ew_engine
 from ._engine import _shapes
 from ._memory import alloc
@@ -209,6 +209,21 @@ class Array:
 
     def __str__(self):
         return _format(self, repr_=False)
+
+    # ------------------------------------------------------------------ copies, pickling
+    def __copy__(self):
+        """``copy.copy(x)``: a new C-contiguous array with x's values, dtype and device (a
+        device copy, as ``copy.copy`` of a NumPy array copies its data)."""
+        return _copy(self)
+
+    def __deepcopy__(self, memo, /):
+        """``copy.deepcopy(x)``: a device copy, as ``__copy__`` (the elements hold no objects)."""
+        return _copy(self)
+
+    def __reduce__(self):
+        """Pickling: the values travel as a NumPy array (one device-to-host copy); unpickling
+        uploads them to the current device (``_from_pickle``), with the same dtype and shape."""
+        return (_from_pickle, (self._to_numpy(),))
 
     # ------------------------------------------------------------------ interop
     @property
@@ -515,6 +530,11 @@ def _from_host(a: np.ndarray, dev: Device, dtype=None) -> Array:
     a = np.asarray(a, dtype=dtype, order="C")  # (ascontiguousarray would make 0-d arrays 1-d)
     return Array._new(_transfer.from_host(a, dev), 0, a.shape, _shapes.c_strides(a.shape, dtype.itemsize),
                       dtype, dev)
+
+
+def _from_pickle(a: np.ndarray) -> Array:
+    """Rebuild a pickled Array (``Array.__reduce__``): ``a`` uploaded to the current device."""
+    return _from_host(a, current_device())
 
 
 def _to_host(x) -> np.ndarray:

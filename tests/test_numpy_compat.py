@@ -99,3 +99,42 @@ def test_bool_subtract_and_mixed_operands_are_not_logical(logical_calls):
     with pytest.raises(TypeError, match="^bitwise_left_shift: "):   # other ops keep their category
         a << a
     assert logical_calls == []
+
+
+# ---------------------------------------------------------------------------------------
+# 5. copy.copy, copy.deepcopy and pickle
+# ---------------------------------------------------------------------------------------
+
+def test_copy_and_deepcopy_are_device_copies(monkeypatch):
+    import copy
+
+    from gparray import _array
+
+    made = []
+    monkeypatch.setattr(_array, "_copy", lambda x, dtype=None: made.append(x) or _bare(x.shape, x.dtype))
+    x = _bare((2, 3), xp.int16)
+    for y in (copy.copy(x), copy.deepcopy(x)):
+        assert type(y) is Array and y is not x and (y.shape, y.dtype) == (x.shape, x.dtype)
+    assert made == [x, x]
+    box = copy.deepcopy([x, x])               # the memo: one copy for one array
+    assert box[0] is box[1] and box[0] is not x
+
+
+@pytest.mark.parametrize("shape, dtype", [((), xp.float64), ((2, 3), xp.complex64), ((4,), xp.bool),
+                                          ((0, 2), xp.float16)])
+def test_pickle_goes_through_numpy(monkeypatch, shape, dtype):
+    import pickle
+
+    from gparray import _array
+
+    host = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape).astype(dtype)
+    monkeypatch.setattr(Array, "_to_numpy", lambda self: host)
+    uploads = []
+    monkeypatch.setattr(_array, "current_device", lambda: Device(0))
+    monkeypatch.setattr(_array, "_from_host", lambda a, dev, dtype=None: uploads.append((a, dev)) or "up")
+    data = pickle.dumps(_bare(shape, dtype))
+    assert b"Block" not in data and b"_from_pickle" in data
+    assert pickle.loads(data) == "up"
+    (a, dev), = uploads
+    assert dev == Device(0) and a.dtype == dtype and a.shape == shape
+    np.testing.assert_array_equal(a, host)
