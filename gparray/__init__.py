@@ -9,7 +9,7 @@ __array_api_version__ = "2025.12"
 from ._array import Array
 from ._constants import e, inf, nan, newaxis, pi
 from ._creation import (arange, asarray, astype, empty, empty_like, eye, from_dlpack, full, full_like,
-                        linspace, meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
+                        linspace, logspace, meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
 from ._data_type_functions import can_cast, finfo, iinfo, isdtype, result_type
 from ._device import Device
 from ._host_conversion import HostConversionWarning
@@ -41,6 +41,7 @@ __all__ = [
     "float16",  # extension dtype (not in __array_namespace_info__().dtypes())
     "arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like",
     "linspace", "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like",
+    "logspace",  # extension function (NumPy's and CuPy's; not in the standard)
     "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
     "broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip",
     "matrix_transpose", "moveaxis", "permute_dims", "repeat", "reshape", "roll", "squeeze", "stack", "tile",

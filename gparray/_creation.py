@@ -1,6 +1,6 @@
 """Creation functions (spec section "Creation Functions"): asarray, from_dlpack, empty,
 zeros, ones, full, the *_like forms, arange, linspace, eye, tril, triu, meshgrid, plus astype
-(spec: data type functions).
+(spec: data type functions) and logspace (an extension, as NumPy's and CuPy's).
 
 Allocation and host transfers live below: ``_empty``, ``_from_host``, ``_to_host``, ``_copy``
 and ``_copy_to_device`` in gparray/_array.py (over gparray/_transfer.py); the names stay
@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _backend, _dlpack, _transfer
 from . import _dtypes as _dt
+from . import _elementwise_funcs as _ef
 from ._array import Array, _copy, _empty, _from_host, _from_layout, _to_host
 from ._array import _copy_to_device  # noqa: F401  (an alias for code that still finds it here)
 from ._device import normalize_device
@@ -403,6 +404,38 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     else:
         _linspace_real(out, start, stop, num, div, endpoint, [t for t in (t0, t1) if t is not None], dev)
     return out
+
+
+def _logspace_arg(v, what: str) -> None:
+    """Check a bound or base of logspace: a number or a 0-d Array (not bool); not read here."""
+    if isinstance(v, Array):
+        if v.ndim != 0 or v._dtype.kind == "b":
+            raise ValueError(f"logspace: {what} must be a number or a 0-d non-bool array, got an array "
+                             f"of shape {v.shape} and dtype {v._dtype}")
+    elif isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, complex, np.number)):
+        raise TypeError(f"logspace: {what} must be a number or a 0-d array, got {type(v).__name__}")
+
+
+def logspace(start, stop, /, num, *, base=10.0, endpoint=True, dtype=None, device=None):
+    """``num`` samples ``base ** t`` for ``t`` evenly spaced from ``start`` to ``stop``
+    (inclusive when ``endpoint``): an extension, as NumPy's and CuPy's ``logspace`` (not in
+    the standard).
+
+    ``pow(base, linspace(start, stop, num, endpoint=endpoint))`` as NumPy computes it: float64,
+    or complex128 when ``start``, ``stop`` or ``base`` is complex, converted to ``dtype`` when
+    one is given (integer dtypes truncate, as in NumPy). ``start``, ``stop`` and ``base`` are
+    numbers or 0-d Arrays (``base`` is read once; the default device is the first array's)."""
+    dtype = _dt._normalize_dtype(dtype, "logspace")
+    for what, v in (("start", start), ("stop", stop), ("base", base)):
+        _logspace_arg(v, what)
+    if device is None:
+        device = next((v._device for v in (start, stop, base) if isinstance(v, Array)), None)
+    if isinstance(base, Array):
+        base = _to_host(base).item()
+    elif isinstance(base, np.generic):
+        base = base.item()
+    out = _ef.pow(base, linspace(start, stop, num, endpoint=endpoint, device=device))
+    return out if dtype is None or dtype == out._dtype else astype(out, dtype)
 
 
 def eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):

@@ -138,3 +138,65 @@ def test_pickle_goes_through_numpy(monkeypatch, shape, dtype):
     (a, dev), = uploads
     assert dev == Device(0) and a.dtype == dtype and a.shape == shape
     np.testing.assert_array_equal(a, host)
+
+
+# ---------------------------------------------------------------------------------------
+# 6. logspace (an extension): pow(base, linspace(...)), run here on NumPy stand-ins
+# ---------------------------------------------------------------------------------------
+
+class _Host(np.ndarray):
+    """A NumPy array that answers ``_dtype`` like an Array."""
+
+    _dtype = property(lambda self: self.dtype)
+
+
+@pytest.fixture
+def host_logspace(monkeypatch):
+    """gparray.logspace over NumPy: linspace, pow and astype replaced by NumPy's."""
+    from gparray import _creation
+    from gparray import _elementwise_funcs as ef
+
+    calls = []
+
+    def linspace(start, stop, num, *, endpoint=True, device=None):
+        calls.append(("linspace", start, stop, num, endpoint, device))
+        return np.linspace(start, stop, num, endpoint=endpoint).view(_Host)
+
+    monkeypatch.setattr(_creation, "linspace", linspace)
+    monkeypatch.setattr(ef, "pow", lambda b, y: calls.append(("pow", b)) or np.power(b, y).view(_Host))
+    monkeypatch.setattr(_creation, "astype", lambda x, d: np.asarray(x).astype(d).view(_Host))
+    return calls
+
+
+@pytest.mark.parametrize("args, kw", [
+    ((0, 3, 4), {}), ((1.5, -2.0, 7), {"endpoint": False}), ((0, 10, 11), {"base": 2}),
+    ((0, 2, 5), {"base": 1j}), ((1j, 2, 3), {}), ((0, 3, 4), {"dtype": int}),
+    ((0, 1, 5), {"dtype": xp.float32, "base": np.float32(3.0)}), ((2, 3, 0), {}),
+    ((0, 3, 4), {"dtype": xp.complex64}), ((np.float32(0.5), np.float32(2.5), 5), {}),
+], ids=repr)
+def test_logspace_is_numpy_logspace(host_logspace, args, kw):
+    got = xp.logspace(*args, **kw)
+    want = np.logspace(*args, **{k: (np.dtype(v) if k == "dtype" else v) for k, v in kw.items()})
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-15)
+    lin = host_logspace[0]        # the bounds reach linspace as given (NumPy scalars keep their dtype)
+    assert lin == ("linspace", *args[:3], kw.get("endpoint", True), None)
+    assert [type(v) for v in lin[1:3]] == [type(v) for v in args[:2]]
+    assert type(host_logspace[1][1]) in (int, float, complex)   # NumPy scalars become Python ones
+
+
+@pytest.mark.parametrize("kw, exc, msg", [
+    ({"base": "10"}, TypeError, "^logspace: base must be a number"),
+    ({"base": True}, TypeError, "^logspace: base must be a number"),
+    ({"dtype": "float64"}, TypeError, "^logspace: expected one of the Array API dtypes"),
+    ({"base": _bare((2,))}, ValueError, "^logspace: base must be a number or a 0-d non-bool array"),
+    ({"base": _bare((), xp.bool)}, ValueError, "^logspace: base must be a number or a 0-d non-bool array"),
+])
+def test_logspace_rejects(host_logspace, kw, exc, msg):
+    with pytest.raises(exc, match=msg):
+        xp.logspace(0, 1, 3, **kw)
+    assert host_logspace == []                   # before any work on the device
+
+
+def test_logspace_is_an_exported_extension():
+    assert "logspace" in xp.__all__ and xp.logspace.__doc__.count("an extension") == 1
