@@ -4,10 +4,11 @@ Arrays are created only through the namespace's functions (``Array._new`` is the
 constructor). Views share the owner of the memory (a pool Block, or a foreign object such as
 a CuPy array, a PyTorch tensor or a DLPack capsule holder) and keep it alive.
 
-This module is the Array layer (see docs/architecture.md): it imports only the layers below
-(engines, transfers, DLPack export, memory). It is also the one home of the Array-building
-helpers every namespace module uses: ``_empty`` (an uninitialized C-contiguous array),
-``_from_layout``, ``_from_host``, ``_to_host``, ``_copy`` and ``_copy_to_device``.
+This module is the Array layer (see docs/architecture.md) with ``_array_methods.py`` (the
+NumPy-style methods Array inherits): it imports only the layers below (engines, transfers,
+DLPack export, memory). It is also the one home of the Array-building helpers every
+namespace module uses: ``_empty`` (an uninitialized C-contiguous array), ``_from_layout``,
+``_from_host``, ``_to_host``, ``_copy`` and ``_copy_to_device``.
 
 The operators call the elementwise functions of ``gparray/_elementwise_funcs.py``, a
 namespace module above this one: that module binds itself here (``_ew``) when it is imported,
@@ -22,6 +23,7 @@ import numpy as np
 
 from . import _backend, _dlpack, _host_conversion, _transfer
 from . import _dtypes as _dt
+from ._array_methods import ArrayMethods
 from ._device import Device, current_device, normalize_device
 from ._engine import _elementwise as _ew_engine
 from ._engine import _shapes
@@ -30,8 +32,10 @@ from ._memory import alloc
 _SUPPORTED_API_VERSIONS = ("2023.12", "2024.12", "2025.12")
 
 
-class Array:
-    """An n-dimensional array in CUDA device memory (Array API standard array object)."""
+class Array(ArrayMethods):
+    """An n-dimensional array in CUDA device memory (Array API standard array object), with
+    NumPy's ndarray methods as an extension (``x.sum(axis=0)``, ``x.reshape(2, 3)``: see
+    gparray/_array_methods.py)."""
 
     __slots__ = ("_buf", "_offset", "_shape", "_strides", "_dtype", "_device", "_flags", "__weakref__")
 

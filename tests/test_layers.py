@@ -4,8 +4,9 @@ Every import statement of gparray/_engine/ and gparray/_kernels/ is read with ``
 (module level and inside functions, relative and absolute): none may name the Array layer,
 the transfer layer or a namespace module, and the kernels may not import the engines. The
 transfer layer (gparray/_transfer.py, gparray/_dlpack.py) may not import the Array layer or
-anything above it, and the Array layer (gparray/_array.py) imports no namespace module
-(gparray._creation included) while it is being imported."""
+anything above it, and the Array layer (gparray/_array.py and the NumPy-style methods Array
+inherits, gparray/_array_methods.py) imports no namespace module (gparray._creation
+included) while it is being imported."""
 import ast
 import pathlib
 
@@ -23,8 +24,9 @@ FOUNDATION = {"_dtypes", "_memory", "_backend", "_device", "_version", "_constan
 ENGINES = {"_engine"}
 # 3. transfers and DLPack export on layouts (import engines; imported by the Array layer)
 TRANSFER = {"_transfer", "_dlpack"}
-# 4. the Array layer: Array and the Array-building helpers (_empty, _copy, _from_host, ...)
-ARRAY = {"_array"}
+# 4. the Array layer: Array and the Array-building helpers (_empty, _copy, _from_host, ...),
+#    and the NumPy-style methods Array inherits
+ARRAY = {"_array", "_array_methods"}
 # 5 and 6. everything else is above: the namespace modules (_creation, _ops,
 #    _elementwise_funcs, _statistical, _searching, _manipulation, _indexing, ...),
 #    gparray/__init__, linalg, fft, cuda, warmup -- computed from the package by
@@ -129,10 +131,11 @@ def _import_time_violations(tree, allowed) -> list:
     return bad
 
 
-def test_array_layer_does_not_import_namespace_modules_at_import_time():
-    path = PKG / "_array.py"
-    bad = _import_time_violations(ast.parse(path.read_text(), str(path)), BELOW_ENGINES_OK | TRANSFER)
-    assert not bad, f"gparray/_array.py imports layers above it at import time: {bad}"
+@pytest.mark.parametrize("name", sorted(ARRAY))
+def test_array_layer_does_not_import_namespace_modules_at_import_time(name):
+    path = PKG / f"{name}.py"
+    bad = _import_time_violations(ast.parse(path.read_text(), str(path)), BELOW_ENGINES_OK | TRANSFER | ARRAY)
+    assert not bad, f"gparray/{name}.py imports layers above it at import time: {bad}"
 
 
 def test_the_import_time_checker_sees_module_level_imports_only():

@@ -200,3 +200,170 @@ def test_logspace_rejects(host_logspace, kw, exc, msg):
 
 def test_logspace_is_an_exported_extension():
     assert "logspace" in xp.__all__ and xp.logspace.__doc__.count("an extension") == 1
+
+
+# ---------------------------------------------------------------------------------------
+# 4. NumPy-style methods: each one's call of the namespace (recorded, nothing runs)
+# ---------------------------------------------------------------------------------------
+
+class _Ret:
+    """What a recorded namespace function returns: its name (equal to R(name))."""
+
+    def __init__(self, name):
+        self.name = name
+        self.shape = ()
+
+    def __eq__(self, other):
+        return type(other) is _Ret and other.name == self.name
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"R({self.name})"
+
+
+R = _Ret
+X = _bare((2, 1, 3))
+NS = ("reshape", "squeeze", "permute_dims", "sum", "prod", "mean", "std", "var", "max", "min", "any",
+      "all", "argmax", "argmin", "cumulative_sum", "cumulative_prod", "clip", "round", "conj", "nonzero",
+      "argsort", "matmul", "tensordot", "multiply", "asarray", "astype", "zeros_like")
+
+
+@pytest.fixture
+def ns_calls(monkeypatch):
+    calls = []
+    for name in NS:
+        monkeypatch.setattr(xp, name, lambda *a, _n=name, **k: calls.append((_n, a, k)) or _Ret(_n))
+    return calls
+
+
+F32, I64 = xp.float32, xp.int64
+_Y0, _Y1, _Y3 = _bare(()), _bare((3,)), _bare((4, 3, 5))
+METHOD_CASES = [
+    (lambda x: x.reshape(3, 2), [("reshape", (X, (3, 2)), {"copy": None})]),
+    (lambda x: x.reshape((3, 2)), [("reshape", (X, (3, 2)), {"copy": None})]),
+    (lambda x: x.reshape(-1, copy=True), [("reshape", (X, -1), {"copy": True})]),
+    (lambda x: x.ravel(), [("reshape", (X, (-1,)), {})]),
+    (lambda x: x.flatten(), [("reshape", (X, (-1,)), {"copy": True})]),
+    (lambda x: x.squeeze(), [("squeeze", (X,), {"axis": (1,)})]),
+    (lambda x: x.squeeze(axis=-2), [("squeeze", (X,), {"axis": -2})]),
+    (lambda x: x.transpose(), [("permute_dims", (X, (2, 1, 0)), {})]),
+    (lambda x: x.transpose(None), [("permute_dims", (X, (2, 1, 0)), {})]),
+    (lambda x: x.transpose(1, 0, 2), [("permute_dims", (X, (1, 0, 2)), {})]),
+    (lambda x: x.transpose([2, 0, 1]), [("permute_dims", (X, (2, 0, 1)), {})]),
+    (lambda x: x.swapaxes(0, -1), [("permute_dims", (X, (2, 1, 0)), {})]),
+    (lambda x: x.sum(), [("sum", (X,), {"axis": None, "dtype": None, "keepdims": False})]),
+    (lambda x: x.sum(-1, F32, None, True), [("sum", (X,), {"axis": -1, "dtype": F32, "keepdims": True})]),
+    (lambda x: x.prod(axis=0), [("prod", (X,), {"axis": 0, "dtype": None, "keepdims": False})]),
+    (lambda x: x.mean(1), [("mean", (X,), {"axis": 1, "keepdims": False})]),
+    (lambda x: x.mean(dtype=F32), [("astype", (X, F32), {}), ("mean", (R("astype"),),
+                                                              {"axis": None, "keepdims": False})]),
+    (lambda x: x.std(ddof=1), [("std", (X,), {"axis": None, "correction": 1, "keepdims": False})]),
+    (lambda x: x.var(0, ddof=1, correction=0.5, keepdims=True),
+     [("var", (X,), {"axis": 0, "correction": 0.5, "keepdims": True})]),
+    (lambda x: x.max(axis=(0, 2), keepdims=True), [("max", (X,), {"axis": (0, 2), "keepdims": True})]),
+    (lambda x: x.min(), [("min", (X,), {"axis": None, "keepdims": False})]),
+    (lambda x: x.any(0), [("any", (X,), {"axis": 0, "keepdims": False})]),
+    (lambda x: x.all(keepdims=True), [("all", (X,), {"axis": None, "keepdims": True})]),
+    (lambda x: x.argmax(), [("argmax", (X,), {"axis": None, "keepdims": False})]),
+    (lambda x: x.argmin(axis=1, keepdims=True), [("argmin", (X,), {"axis": 1, "keepdims": True})]),
+    (lambda x: x.cumsum(), [("reshape", (X, (-1,)), {}),
+                            ("cumulative_sum", (R("reshape"),), {"axis": 0, "dtype": None})]),
+    (lambda x: x.cumsum(-1, I64), [("cumulative_sum", (X,), {"axis": -1, "dtype": I64})]),
+    (lambda x: x.cumprod(), [("reshape", (X, (-1,)), {}),
+                             ("cumulative_prod", (R("reshape"),), {"axis": 0, "dtype": None})]),
+    (lambda x: x.clip(0, 1), [("clip", (X, 0, 1), {})]),
+    (lambda x: x.clip(max=2.5), [("clip", (X, None, 2.5), {})]),
+    (lambda x: x.round(), [("round", (X,), {})]),
+    (lambda x: x.conj(), [("conj", (X,), {})]),
+    (lambda x: x.conjugate(), [("conj", (X,), {})]),
+    (lambda x: x.nonzero(), [("nonzero", (X,), {})]),
+    (lambda x: x.argsort(), [("argsort", (X,), {"axis": -1})]),
+    (lambda x: x.argsort(axis=None, kind="quicksort"),
+     [("reshape", (X, (-1,)), {}), ("argsort", (R("reshape"),), {"axis": 0})]),
+    (lambda x: x.copy(), [("asarray", (X,), {"copy": True})]),
+    (lambda x: x.dot(_Y1), [("matmul", (X, _Y1), {})]),
+    (lambda x: x.dot(_Y0), [("multiply", (X, _Y0), {})]),
+    (lambda x: x.dot(_Y3), [("tensordot", (X, _Y3), {"axes": ((2,), (1,))})]),
+]
+
+
+@pytest.mark.parametrize("call, expected", METHOD_CASES, ids=range(len(METHOD_CASES)))
+def test_methods_delegate_to_the_namespace(ns_calls, call, expected):
+    result = call(X)
+    assert ns_calls == expected
+    assert result == R(expected[-1][0])
+
+
+@pytest.mark.parametrize("call, expected", [
+    (lambda x: np.sum(x), [("sum", (X,), {"axis": None, "dtype": None, "keepdims": False})]),
+    (lambda x: np.mean(x, axis=0), [("mean", (X,), {"axis": 0, "keepdims": False})]),
+    (lambda x: np.std(x), [("std", (X,), {"axis": None, "correction": 0, "keepdims": False})]),
+    (lambda x: np.max(x), [("max", (X,), {"axis": None, "keepdims": False})]),
+    (lambda x: np.any(x), [("any", (X,), {"axis": None, "keepdims": False})]),
+    (lambda x: np.argmax(x), [("argmax", (X,), {"axis": None, "keepdims": False})]),
+    (lambda x: np.prod(x, axis=1), [("prod", (X,), {"axis": 1, "dtype": None, "keepdims": False})]),
+    (lambda x: np.reshape(x, (3, 2)), [("reshape", (X, (3, 2)), {"copy": None})]),
+    (lambda x: np.transpose(x), [("permute_dims", (X, (2, 1, 0)), {})]),
+    (lambda x: np.squeeze(x), [("squeeze", (X,), {"axis": (1,)})]),
+    (lambda x: np.round(x), [("round", (X,), {})]),
+    (lambda x: np.clip(x, 0, 1), [("clip", (X, 0, 1), {})]),
+    (lambda x: np.argsort(x), [("argsort", (X,), {"axis": -1})]),
+], ids=range(13))
+def test_numpy_functions_reach_the_methods(ns_calls, call, expected):
+    # NumPy's functions call the method of a non-ndarray with their own keywords (out=None,
+    # ddof=0, kind=None, ...): a TypeError there would make NumPy copy x to the host instead
+    assert call(X) == R(expected[-1][0]) and ns_calls == expected
+
+
+def test_bool_mean_std_var_in_float64(ns_calls):
+    b = _bare((4,), xp.bool)
+    for method in ("mean", "std", "var"):
+        ns_calls.clear()
+        getattr(b, method)()
+        assert ns_calls[0] == ("astype", (b, xp.float64), {}) and ns_calls[1][0] == method
+
+
+def test_method_argument_errors(ns_calls):
+    with pytest.raises(TypeError, match="^reshape: expected a shape"):
+        X.reshape()
+    for call, name in [(lambda: X.reshape(6, order="F"), "reshape"), (lambda: X.ravel("K"), "ravel"),
+                       (lambda: X.flatten("F"), "flatten"), (lambda: X.copy(order="F"), "copy")]:
+        with pytest.raises(ValueError, match=f"^{name}: only order='C'"):
+            call()
+    with pytest.raises(ValueError, match="^sort: order= needs a structured dtype"):
+        X.sort(order="a")
+    with pytest.raises(ValueError, match="^item: can only convert an array of size 1"):
+        X.item()
+    with pytest.raises(IndexError, match="^item: index 6 is out of bounds for size 6"):
+        X.item(6)
+    with pytest.raises(ValueError, match="^sum: out has shape"):
+        X.sum(out=_bare((2,)))                 # the recorded sum returns a 0-d result
+    with pytest.raises(TypeError, match="^max: out must be a gparray Array"):
+        X.max(out=np.zeros(()))
+    assert [c[0] for c in ns_calls] == ["sum", "max"]
+
+
+def test_real_and_imag_are_views():
+    c = _bare((2, 3), xp.complex64)
+    re, im = c.real, c.imag
+    for part, offset in ((re, 0), (im, 4)):
+        assert part.dtype == xp.float32 and part.shape == c.shape and part.strides == c.strides
+        assert part._buf is c._buf and part._offset == c._offset + offset
+    r = _bare((3,), xp.float64)
+    assert r.real is not r and r.real._buf is r._buf and r.real.dtype == xp.float64
+
+
+def test_imag_of_a_real_array_is_zeros(ns_calls):
+    r = _bare((3,), xp.int32)
+    assert r.imag == R("zeros_like") and ns_calls == [("zeros_like", (r,), {})]
+
+
+def test_spec_attributes_keep_their_meaning():
+    x = _bare((2, 3, 4))
+    with pytest.raises(ValueError, match="^Array.T: "):     # the spec's T: 2-d only
+        x.T
+    assert x.mT.shape == (2, 4, 3) and x.shape == (2, 3, 4) and x.ndim == 3 and x.size == 24
+    for name in ("to_device", "__array_namespace__", "__dlpack__", "device", "dtype"):
+        assert name not in vars(Array.__mro__[1]), name
+    assert "__dict__" not in dir(x) and not hasattr(x, "__dict__")    # still slots only
