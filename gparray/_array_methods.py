@@ -64,7 +64,8 @@ def _shape_args(shape: tuple, name: str):
     """``reshape``'s shape: one int or sequence, or the ints themselves."""
     if not shape:
         raise TypeError(f"{name}: expected a shape (ints, or one tuple of ints)")
-    return shape[0] if len(shape) == 1 else shape
+    s = shape[0] if len(shape) == 1 else shape
+    return (operator.index(s),) if isinstance(s, (int, np.integer)) else s
 
 
 def _numeric(x, dtype, name: str):

@@ -98,6 +98,10 @@ def test_bool_subtract_and_mixed_operands_are_not_logical(logical_calls):
         xp.add(True, True)
     with pytest.raises(TypeError, match="^bitwise_left_shift: "):   # other ops keep their category
         a << a
+    i8 = _bare((3,), xp.int8)
+    for mixed in (lambda: a + i8, lambda: i8 * a, lambda: a + 1, lambda: 2.5 * a):   # as before
+        with pytest.raises(TypeError, match="^(add|multiply): expected an array of numeric dtype, got bool"):
+            mixed()
     assert logical_calls == []
 
 
@@ -242,7 +246,8 @@ _Y0, _Y1, _Y3 = _bare(()), _bare((3,)), _bare((4, 3, 5))
 METHOD_CASES = [
     (lambda x: x.reshape(3, 2), [("reshape", (X, (3, 2)), {"copy": None})]),
     (lambda x: x.reshape((3, 2)), [("reshape", (X, (3, 2)), {"copy": None})]),
-    (lambda x: x.reshape(-1, copy=True), [("reshape", (X, -1), {"copy": True})]),
+    (lambda x: x.reshape(-1, copy=True), [("reshape", (X, (-1,)), {"copy": True})]),
+    (lambda x: x.reshape(np.int64(6)), [("reshape", (X, (6,)), {"copy": None})]),
     (lambda x: x.ravel(), [("reshape", (X, (-1,)), {})]),
     (lambda x: x.flatten(), [("reshape", (X, (-1,)), {"copy": True})]),
     (lambda x: x.squeeze(), [("squeeze", (X,), {"axis": (1,)})]),
