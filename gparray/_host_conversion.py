@@ -20,9 +20,11 @@ mode is a ``ValueError`` naming the valid ones (for the variable: at that first 
 Only ``Array.__array__`` consults the policy. Explicit copies work in every mode:
 ``numpy.from_dlpack(x, device="cpu")`` (``__dlpack__`` with a CPU ``dl_device``), the scalar
 conversions ``float(x)``, ``int(x)``, ``bool(x)``, ``complex(x)``, ``operator.index(x)``,
-and printing (``repr``, ``str``). ``numpy.asarray(x, copy=True)`` is not among them:
-``numpy.array(x)`` passes the same ``copy=True`` to ``__array__``, so the two cannot be told
-apart.
+the NumPy-style ``x.item()`` and ``x.tolist()``, pickling, and printing (``repr``, ``str``).
+``numpy.asarray(x, copy=True)`` is not among them: ``numpy.array(x)`` passes the same
+``copy=True`` to ``__array__``, so the two cannot be told apart. NumPy functions that call
+the array's own method when it has one (``numpy.sum(x)``, ``numpy.mean``, ``numpy.reshape``,
+``numpy.round``, ...: gparray/_array_methods.py) stay on the device and convert nothing.
 
 Foundation layer (docs/architecture.md): imports nothing from gparray; the Array layer calls
 ``check`` and ``gparray.cuda`` re-exports the public names.
