@@ -471,7 +471,8 @@ def _ref_expm1_complex(z):
 
 
 def _ref_log1p_complex(z):
-    """log(1 + z): the real part from 2x + x^2 + y^2 summed exactly (fractions), then log1p."""
+    """log(1 + z): the real part from 2x + x^2 + y^2 summed exactly (fractions), then log1p
+    (log|1 + z| from the exact 1 + x where |1 + z|^2 < 1/2, z near -1)."""
     from fractions import Fraction
 
     z128 = z.astype(np.complex128)
@@ -481,7 +482,11 @@ def _ref_log1p_complex(z):
         big = ~np.isfinite(x) | ~np.isfinite(y) | (np.abs(x) > 1e150) | (np.abs(y) > 1e150)
         for i in np.flatnonzero(~big):
             fx, fy = Fraction(float(x.flat[i])), Fraction(float(y.flat[i]))
-            out.real.flat[i] = np.log1p(float(2 * fx + fx * fx + fy * fy)) / 2
+            m = 2 * fx + fx * fx + fy * fy
+            if m < Fraction(-1, 2):  # |1 + z| small: rounding m near -1 would lose it; log|1 + z|
+                out.real.flat[i] = np.log(np.hypot(float(1 + fx), float(fy)))
+            else:
+                out.real.flat[i] = np.log1p(float(m)) / 2
         out[big] = np.log(complex_from(x[big] + 1, y[big], np.complex128))
     return out.astype(z.dtype)
 
@@ -678,6 +683,9 @@ def cases(name, dt, seed=0):
         w = _on_unit_circle(dt, 300, rng, (1e-12, 1e-2) if dt == np.complex128 else (1e-6, 1e-2)) - 1
         yield Case("near |1 + z| = 1 (real part relative)", name, (w.astype(dt),), None,
                    64 * np.finfo(w.real.dtype).eps, True)
+        d = 10.0 ** rng.uniform(-12 if dt == np.complex128 else -6, -1, 300)
+        v = complex_from(-1.0 + d * rng.choice([-1.0, 1.0], d.size), d * rng.uniform(-1, 1, d.size), dt)
+        yield Case("near z = -1 (real part relative)", name, (v,), None, 64 * np.finfo(v.real.dtype).eps, True)
     if dt.kind == "f" and name in ("floor_divide", "remainder"):
         a = random_values(dt, 500, rng, 1e6 if dt.itemsize > 2 else 6e4)
         b = random_values(dt, 500, rng, 10)
