@@ -284,7 +284,7 @@ def test_nonzero_sort_fill_item_tolist():
     assert x.item((2, 3)) == a.item((2, 3)) and x.item(1, 4) == a.item(1, 4)
     assert type(xp.asarray([[3.5]]).item()) is float and xp.asarray(True).item() is True
     assert xp.asarray(1 + 2j).item() == 1 + 2j
-    assert x.tolist() == a.tolist() and xp.asarray(7).tolist() == 7
+    assert x.tolist() == b.tolist() and xp.asarray(7).tolist() == 7   # x: column 1 sorted above
     assert xp.asarray(sample("bool", (2, 3), seed=19)).tolist() == sample("bool", (2, 3), seed=19).tolist()
 
 
