@@ -24,6 +24,7 @@ import numpy as np
 from . import _backend, _dlpack, _host_conversion, _transfer
 from . import _dtypes as _dt
 from ._array_methods import ArrayMethods
+from ._numpy_interop import InplaceDtypeError, NumpyInterop, host_scalar
 from ._device import Device, current_device, normalize_device
 from ._engine import _elementwise as _ew_engine
 from ._engine import _shapes
@@ -32,7 +33,7 @@ from ._memory import alloc
 _SUPPORTED_API_VERSIONS = ("2023.12", "2024.12", "2025.12")
 
 
-class Array(ArrayMethods):
+class Array(ArrayMethods, NumpyInterop):
     """An n-dimensional array in CUDA device memory (Array API standard array object), with
     NumPy's ndarray methods as an extension (``x.sum(axis=0)``, ``x.reshape(2, 3)``: see
     gparray/_array_methods.py)."""
@@ -270,12 +271,14 @@ class Array(ArrayMethods):
     # ------------------------------------------------------------------ operators
     # Each operator is one call into the elementwise function of the same meaning.
     def _binop(self, fname, other, reflected=False):
+        other = host_scalar(other)  # a NumPy scalar counts as the Python number it holds
         if not isinstance(other, (Array, bool, int, float, complex)):
             return NotImplemented
         f = getattr(_ew, fname)
         return f(other, self) if reflected else f(self, other)
 
     def _iop(self, fname, other):
+        other = host_scalar(other)
         if not isinstance(other, (Array, bool, int, float, complex)):
             return NotImplemented
         if isinstance(other, Array) and other is not self:
@@ -283,7 +286,13 @@ class Array(ArrayMethods):
 
             if _overlaps(self, other) and (other._ptr, other._strides) != (self._ptr, self._strides):
                 other = _copy(other)
-        getattr(_ew, fname)._apply(self, other, self)
+        try:
+            getattr(_ew, fname)._apply(self, other, self)
+        except InplaceDtypeError as e:
+            # NumPy's in-place casting rule, 'same_kind': int32 += int64, float32 *= float64
+            if not np.can_cast(e.result_dtype, self._dtype, "same_kind"):
+                raise
+            self[...] = _copy(getattr(_ew, fname)(self, other), self._dtype)
         return self
 
     def __add__(self, other, /):

@@ -19,6 +19,7 @@ from . import _dtypes as _dt
 from ._array import Array, _empty
 from ._engine import _elementwise as _ew
 from ._engine._shapes import broadcast_shapes
+from ._numpy_interop import InplaceDtypeError
 from ._kernels._launcher import _claunch
 from ._kernels._registry import ctype
 
@@ -315,8 +316,8 @@ class BinaryOp(_TableOp):
             return _empty(shape, odt, device)
         # in-place: the result must keep the left operand's dtype and shape
         if odt != out._dtype:
-            raise TypeError(f"{self.__name__}: in-place result dtype {odt.name} differs from the "
-                            f"array's dtype {out._dtype.name}")
+            raise InplaceDtypeError(f"{self.__name__}: in-place result dtype {odt.name} differs from the "
+                                    f"array's dtype {out._dtype.name}", odt)
         if shape != out._shape:
             raise ValueError(f"{self.__name__}: in-place result shape {shape} differs from the "
                              f"array's shape {out._shape}")

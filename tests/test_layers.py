@@ -26,7 +26,7 @@ ENGINES = {"_engine"}
 TRANSFER = {"_transfer", "_dlpack"}
 # 4. the Array layer: Array and the Array-building helpers (_empty, _copy, _from_host, ...),
 #    and the NumPy-style methods Array inherits
-ARRAY = {"_array", "_array_methods"}
+ARRAY = {"_array", "_array_methods", "_numpy_interop"}
 # 5 and 6. everything else is above: the namespace modules (_creation, _ops,
 #    _elementwise_funcs, _statistical, _searching, _manipulation, _indexing, ...),
 #    gparray/__init__, linalg, fft, cuda, warmup -- computed from the package by

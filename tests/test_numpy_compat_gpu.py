@@ -370,3 +370,48 @@ def test_logspace_0d_bounds_and_device():
     assert got.device == s.device
     with pytest.raises(ValueError, match="^logspace: "):
         xp.logspace(xp.asarray([0.0, 1.0]), 1.0, 3)
+
+
+# ------------------------------------------------------------------ NumPy interop (gparray/_numpy_interop.py)
+def test_numpy_scalars_and_ufuncs_stay_on_the_device():
+    a = np.linspace(0.5, 3.0, 12).reshape(3, 4)
+    x = xp.asarray(a)
+    for got, exp in [(np.float64(2) * x, 2 * a), (x * np.float32(0.5), a * 0.5), (np.int64(3) - x, 3 - a),
+                     (np.log(x), np.log(a)), (np.arctan2(x, np.float64(2)), np.arctan2(a, 2.0)),
+                     (np.power(x, 2), a ** 2), (np.abs(-x), a), (np.maximum(x, 1.5), np.maximum(a, 1.5))]:
+        assert isinstance(got, xp.Array)
+        np.testing.assert_allclose(np.asarray(got), exp, rtol=1e-15)
+    f = xp.asarray(a.astype(np.float32))
+    assert (f * np.float64(2)).dtype == xp.float32      # a NumPy scalar is weak, like a Python float
+    out = xp.empty_like(x)
+    assert np.exp(x, out=out) is out
+    np.testing.assert_allclose(np.asarray(out), np.exp(a), rtol=1e-15)
+    with pytest.raises(TypeError):
+        np.add(np.ones((3, 4)), x)                      # no hidden host copy: NumPy's TypeError
+    with pytest.raises(TypeError):
+        np.add.reduce(x)
+
+
+def test_inplace_same_kind_casting_as_numpy():
+    a, b = np.arange(6, dtype=np.int32), np.arange(6, dtype=np.int64) * 7
+    x = xp.asarray(a)
+    x += xp.asarray(b)
+    a += b
+    assert x.dtype == xp.int32 and np.array_equal(np.asarray(x), a)
+    f, g = np.linspace(0, 1, 5, dtype=np.float32), np.linspace(1, 2, 5)
+    y = xp.asarray(f)
+    y *= xp.asarray(g)
+    f *= g
+    assert y.dtype == xp.float32 and np.array_equal(np.asarray(y), f)
+    with pytest.raises(TypeError, match="^add: "):
+        x += 2.5                                        # float into int: not same_kind (NumPy raises too)
+    with pytest.raises(TypeError, match="^add: "):
+        x += xp.asarray(g[:1])
+    assert np.array_equal(np.asarray(x), a)             # the refused ones wrote nothing
+
+
+def test_format_of_arrays():
+    assert f"{xp.asarray(0.123456):.3g}" == "0.123" and f"{xp.asarray(7)}" == "7"
+    assert format(xp.asarray([1.5, 2.0]), "") == str(xp.asarray([1.5, 2.0]))
+    with pytest.raises(TypeError, match="unsupported format string"):
+        f"{xp.asarray([1.5]):.2f}"
