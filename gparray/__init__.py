@@ -29,6 +29,7 @@ from ._sorting import argsort, sort
 from ._set_functions import isin, unique_all, unique_counts, unique_inverse, unique_values
 from ._statistical import (cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum,
                            var)
+from ._nan_functions import nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar
 from ._utility import all, any, diff
 from . import cuda
 
@@ -53,4 +54,6 @@ __all__ = [
     "isin", "unique_all", "unique_counts", "unique_inverse", "unique_values",
     "take", "take_along_axis",
     "cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var",
+    # extension: NaN-skipping reductions (NumPy's names; xarray and cubed look them up)
+    "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar",
 ] + list(_elementwise_all)

@@ -5,7 +5,7 @@
 #
 # Steps (select with STEPS="report tests conformance bench", the default; "sanitize" on request):
 #   report       GPU and package versions, then `python3 -m gparray` (report + self-check)
-#   tests        python3 -m pytest -q -n $JOBS -p randomly --randomly-seed=S --timeout 300 tests,
+#   tests        python3 -m pytest -q -n $JOBS -p randomly --randomly-seed=S --timeout 300 $TESTS,
 #                once per seed in $SEEDS (both tiers; random orders; a hang fails with a dump)
 #   sanitize     $SANITIZE_FILES (every kernel family and planner strategy; less the tests
 #                that fault on purpose or fill the device) under `compute-sanitizer --tool
@@ -28,6 +28,7 @@
 #   MAX_EXAMPLES        Hypothesis examples per conformance test (run.sh default: 100)
 #   JOBS                pytest-xdist workers for tests and conformance (default 12; 0 = off)
 #   SEEDS               pytest-randomly seeds of the tests step (default: two random ones)
+#   TESTS               test files or folders of the tests step (default: tests)
 #   SANITIZE_FILES      test files of the memcheck pass (the whole GPU tier takes > 10 min)
 #   SANITIZE_ARGS       extra pytest arguments of the memcheck pass (split on spaces: no quoting)
 #   SANITIZE_K          a -k expression the memcheck pass also requires (e.g. "not large")
@@ -49,6 +50,7 @@ OUT=$(cd "$OUT" && pwd)
 STEPS=${STEPS:-report tests conformance bench}
 JOBS=${JOBS:-12}
 SEEDS=${SEEDS:-"$RANDOM $RANDOM"}
+TESTS=${TESTS:-tests}
 # the memcheck pass: every kernel family and planner strategy (reductions, scans, searching,
 # contiguous/strided/tiled/rows elementwise, copies, creation), small enough for ~5 minutes
 SANITIZE_FILES=${SANITIZE_FILES:-"tests/test_reductions_gpu.py tests/test_elementwise_variants_gpu.py tests/test_foundation_gpu.py tests/test_memory_safety_gpu.py tests/test_indexing_gpu.py tests/test_bounds_check_gpu.py tests/test_manipulation_gpu.py"}
@@ -75,12 +77,16 @@ XDIST_ARGS=""
 if (( JOBS > 0 )) && python3 -c 'import xdist' 2>/dev/null; then
     XDIST_ARGS="-n $JOBS"
 fi
-export ROOT OUT XDIST_ARGS CONFORMANCE_FILES SEEDS SANITIZE_FILES
+export ROOT OUT XDIST_ARGS CONFORMANCE_FILES SEEDS SANITIZE_FILES TESTS
 
-# pytest-randomly and pytest-timeout: installed, or carried as wheels in .vendor/
-if ! python3 -c 'import pytest_randomly, pytest_timeout' 2>/dev/null && ls "$ROOT"/.vendor/pytest_*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --target /tmp/gp-test-site "$ROOT"/.vendor/pytest_randomly-*.whl \
-        "$ROOT"/.vendor/pytest_timeout-*.whl >/dev/null 2>&1 && export PYTHONPATH="/tmp/gp-test-site:$PYTHONPATH"
+# pytest-randomly, pytest-timeout and the optional libraries of some GPU tests (array-api-extra,
+# cubed, dask.distributed and their dependencies): installed, or carried as wheels in .vendor/
+# and .vendor/cubed-wheels/; tools/test_site.py installs those this Python lacks (--no-deps)
+if compgen -G "$ROOT/.vendor/*.whl" >/dev/null || compgen -G "$ROOT/.vendor/cubed-wheels/*.whl" >/dev/null; then
+    python3 "$ROOT/tools/test_site.py" --site /tmp/gp-test-site >"$OUT/test_site.log" 2>&1 \
+        || echo "== tools/test_site.py failed (see test_site.log): the tests that need those libraries skip"
+    echo "== test site: $(grep -c installing "$OUT/test_site.log") wheel(s) installed into /tmp/gp-test-site"
+    [[ -d /tmp/gp-test-site ]] && export PYTHONPATH="/tmp/gp-test-site:$PYTHONPATH"
 fi
 
 # the optional C extension (compiled launches and elementwise fast paths), built in place
@@ -136,7 +142,7 @@ step_tests() {
         echo "--- pytest, random order, seed $seed"
         # shellcheck disable=SC2086
         python3 -m pytest -q $XDIST_ARGS -p no:cacheprovider -p randomly --randomly-seed="$seed" \
-            --timeout 300 -rfE --junitxml="$OUT/tests-$seed.xml" tests ${TESTS_ARGS:-} || rc=1
+            --timeout 300 -rfE --junitxml="$OUT/tests-$seed.xml" $TESTS ${TESTS_ARGS:-} || rc=1
     done
     return $rc
 }
