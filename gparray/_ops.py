@@ -16,7 +16,7 @@ import warnings
 
 from . import _backend
 from . import _dtypes as _dt
-from ._array import Array, _empty
+from ._array import Array, _copy, _empty
 from ._engine import _elementwise as _ew
 from ._engine._shapes import broadcast_shapes
 from ._numpy_interop import InplaceDtypeError
@@ -110,6 +110,13 @@ def _expr_heads(functor, odt, ct, in_dts):
     return f"op_{functor}, {ctype(odt)}, {ctype(ct)}, " + ", ".join(ctype(d) for d in in_dts)
 
 
+def _namespace_function(name: str):
+    """``gparray.<name>`` (what a pickled elementwise function unpickles to)."""
+    import gparray
+
+    return getattr(gparray, name)
+
+
 class _TableOp:
     """Shared part of the table's op objects: name, dtype category, functor, result rule,
     docstring, and the per-dtype contiguous launch plans filled after a first checked call."""
@@ -131,6 +138,11 @@ class _TableOp:
 
     def __repr__(self):
         return f"<gparray elementwise function {self.__name__}>"
+
+    def __reduce__(self):
+        """Pickled by reference, as functions are (Dask and cubed ship task graphs that name
+        gparray's functions to their workers): unpickling looks ``gparray.<name>`` up."""
+        return _namespace_function, (self.__name__,)
 
 
 class UnaryOp(_TableOp):
@@ -183,6 +195,32 @@ def _both_bool(x1, x2) -> bool:
     b1 = isinstance(x1, bool) or (isinstance(x1, Array) and x1._dtype.kind == "b")
     b2 = isinstance(x2, bool) or (isinstance(x2, Array) and x2._dtype.kind == "b")
     return b1 and b2 and (isinstance(x1, Array) or isinstance(x2, Array))
+
+
+_SCALAR_DTYPE = {int: "int64", float: "float64", complex: "complex128"}
+
+
+def _bool_operand_cast(category: str, x1, x2):
+    """NumPy's promotion of a bool array with a number where this op takes no bools
+    (``mask * 2.5``, ``mask + x``): the bool array becomes the other operand's dtype (an
+    array's, or the default dtype of a Python int/float/complex). None when it doesn't apply."""
+    if _dt.bool in _dt._dtype_categories[category]:
+        return None
+    b1 = isinstance(x1, Array) and x1._dtype.kind == "b"
+    b2 = isinstance(x2, Array) and x2._dtype.kind == "b"
+    if b1 == b2:
+        return None
+    arr, other = (x1, x2) if b1 else (x2, x1)
+    if isinstance(other, Array):
+        dt = other._dtype
+    elif type(other) in _SCALAR_DTYPE:
+        dt = _dt._normalize_dtype(getattr(_dt, _SCALAR_DTYPE[type(other)]), "cast")
+    else:
+        return None
+    if dt not in _dt._dtype_categories[category]:
+        return None
+    arr = _copy(arr, dt)
+    return (arr, x2) if b1 else (x1, arr)
 
 
 class BinaryOp(_TableOp):
@@ -264,6 +302,9 @@ class BinaryOp(_TableOp):
         name = self.__name__
         if self._bool_op is not None and _both_bool(x1, x2):
             return self._bool_op._apply(x1, x2, out)
+        mixed = _bool_operand_cast(self.category, x1, x2)
+        if mixed is not None:
+            x1, x2 = mixed
         a1, a2 = isinstance(x1, Array), isinstance(x2, Array)
         if a1 and a2:
             if x1._device != x2._device:
@@ -362,6 +403,10 @@ class ClipOp:
 
     def __repr__(self):
         return f"<gparray elementwise function {self.__name__}>"
+
+    def __reduce__(self):
+        """Pickled by reference (see _TableOp.__reduce__)."""
+        return _namespace_function, (self.__name__,)
 
     def _bound(self, x, b, argname):
         """(kind, value, compute dtype) for a bound: kind None, "scalar" or "array"."""

@@ -23,7 +23,8 @@ _where_dtypes: dict = {}  # (x1 dtype, x2 dtype) -> result dtype, for promotions
 
 
 def where(condition, x1, x2, /):
-    """Elements of ``x1`` where ``condition`` is True, of ``x2`` elsewhere (scalars allowed)."""
+    """Elements of ``x1`` where ``condition`` is True, of ``x2`` elsewhere (either or both may
+    be Python scalars; two scalars give the default dtype of the wider kind, as NumPy)."""
     if type(condition) is Array and type(x1) is Array and type(x2) is Array:
         # fast path: one shape, C-contiguous, one device, a dtype pair seen before
         odt = _where_dtypes.get((x1._dtype, x2._dtype))
@@ -50,7 +51,13 @@ def where(condition, x1, x2, /):
         dtype = _dt._scalar_result_type(x2._dtype, x1, "where")
         _dt._check_scalar_fits(dtype, x1, "where")
     else:
-        raise TypeError("where: at least one of x1 and x2 must be an Array")
+        # two Python scalars (NumPy allows them; SciPy writes xp.where(c, 0., 1.)): the
+        # default dtype of the wider kind, bool < int < float < complex
+        kind = max(0 if isinstance(v, bool) else 1 if isinstance(v, int) else 2 if isinstance(v, float) else 3
+                   for v in (x1, x2))
+        dtype = (_dt.bool, _dt.int64, _dt.float64, _dt.complex128)[kind]
+        _dt._check_scalar_fits(dtype, x1, "where")
+        _dt._check_scalar_fits(dtype, x2, "where")
     dev = condition._device
     for v in (x1, x2):
         if isinstance(v, Array) and v._device != dev:

@@ -131,7 +131,7 @@ def test_scipy_xp_fixture_has_gparray(tmp_path, cpu_only):
                     print('KNOWN', sorted(m.xp_known_backends), 'CPUONLY', sorted(m.xp_skip_cpu_only_backends))
     """))
     env = {"GP_ECO_BACKENDS": "gparray", "GP_ECO_SCIPY_CPU_ONLY": cpu_only,
-           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ECO), str(ROOT)])}
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ECO), str(ROOT), os.environ.get("PYTHONPATH", "")])}
     ids, out = collect(tmp_path, "gp_scipy_plugin", ["scipy.special.tests.test_logsumexp"],
                        ["-m", "array_api_backends"], env=env, extra=["-p", "gp_show_sets"])
     assert len(ids) > 20 and all("gparray" in i for i in ids), ids[:5]

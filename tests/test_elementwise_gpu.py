@@ -356,14 +356,20 @@ def test_in_place_operators():
     bb = dev(np.array([True, False]))
     bb &= True
     check("bitwise_and", bb, np.array([True, False]), np.array([True, False]))
-    # dtype- or shape-changing in-place operations raise and leave the array alone
+    # NumPy's 'same_kind' rule: int16 += int32 casts back; a float result into ints and
+    # shape-changing in-place operations raise and leave the array alone
+    xs = dev(np.array([1, 2, 3], np.int16))
+    xs += dev(np.array([7, 8, 2**16 + 1], np.int32))
+    ref = np.array([1, 2, 3], np.int16)
+    ref += np.array([7, 8, 2**16 + 1], np.int32)
+    assert xs.dtype == xp.int16 and np.array_equal(np.asarray(xs), ref)
     xi = dev(np.array([1, 2, 3], np.int16))
     with pytest.raises(TypeError, match="^add: in-place"):
         xi += 1.5
     with pytest.raises(TypeError, match="^divide: in-place"):
         xi /= 2
     with pytest.raises(TypeError, match="^add: in-place"):
-        xi += dev(np.ones(3, np.int32))
+        xi += dev(np.ones(3, np.float32))
     with pytest.raises(ValueError, match="^add: in-place"):
         xi += dev(np.ones((2, 3), np.int16))
     with pytest.raises(OverflowError):

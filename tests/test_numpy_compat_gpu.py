@@ -415,3 +415,27 @@ def test_format_of_arrays():
     assert format(xp.asarray([1.5, 2.0]), "") == str(xp.asarray([1.5, 2.0]))
     with pytest.raises(TypeError, match="unsupported format string"):
         f"{xp.asarray([1.5]):.2f}"
+
+
+def test_bool_arrays_with_numbers_promote_as_numpy():
+    m = np.array([True, False, True, True])
+    f = np.array([0.5, 1.5, -2.0, 3.0], np.float32)
+    i = np.array([1, 2, 3, 4], np.int8)
+    M = xp.asarray(m)
+    for got, exp in [(M * 2.5, m * 2.5), (2 * M, 2 * m), (M + xp.asarray(f), m + f), (xp.asarray(i) - M, i - m),
+                     (M / 2, m / 2), (xp.multiply(M, 1j), m * 1j), (xp.maximum(M, xp.asarray(i)), np.maximum(m, i))]:
+        assert got.dtype == exp.dtype, (got.dtype, exp.dtype)
+        np.testing.assert_array_equal(np.asarray(got), exp)
+    with pytest.raises(TypeError):
+        M - M                                        # NumPy refuses bool - bool too
+    with pytest.raises(TypeError):
+        M += 1                                       # int64 into bool: not same_kind
+
+
+def test_where_with_two_python_scalars():
+    c = np.array([[True, False], [False, True]])
+    for a, b, dt in [(0.0, 1, np.float64), (1, 2, np.int64), (True, False, np.bool_), (1j, 0.5, np.complex128)]:
+        got = xp.where(xp.asarray(c), a, b)
+        exp = np.where(c, a, b)
+        assert got.dtype == dt == exp.dtype
+        np.testing.assert_array_equal(np.asarray(got), exp)
