@@ -98,11 +98,25 @@ def test_bool_subtract_and_mixed_operands_are_not_logical(logical_calls):
         xp.add(True, True)
     with pytest.raises(TypeError, match="^bitwise_left_shift: "):   # other ops keep their category
         a << a
-    i8 = _bare((3,), xp.int8)
-    for mixed in (lambda: a + i8, lambda: i8 * a, lambda: a + 1, lambda: 2.5 * a):   # as before
-        with pytest.raises(TypeError, match="^(add|multiply): expected an array of numeric dtype, got bool"):
-            mixed()
     assert logical_calls == []
+
+
+def test_bool_with_numbers_casts_the_bool_operand(monkeypatch):
+    """A bool array with a number (NumPy: ``mask * 2.5`` is float64, ``mask + i8`` int8): the
+    bool operand is cast to the other's dtype first (the GPU result: tests/test_numpy_compat_gpu.py)."""
+    from gparray import _ops
+    casts = []
+    monkeypatch.setattr(_ops, "_copy", lambda x, dt: casts.append(dt) or _bare(x.shape, dt))
+    a, i8 = _bare((3,), xp.bool), _bare((3,), xp.int8)
+    for other, dt in ((i8, xp.int8), (1, xp.int64), (2.5, xp.float64), (1j, xp.complex128)):
+        x1, x2 = _ops._bool_operand_cast("numeric", a, other)
+        assert x1.dtype == dt and x2 is other
+        x1, x2 = _ops._bool_operand_cast("numeric", other, a)
+        assert x1 is other and x2.dtype == dt
+    assert _ops._bool_operand_cast("integer", a, 2.5) is None        # float64 not an integer dtype
+    assert _ops._bool_operand_cast("integer or boolean", a, 1) is None  # the op takes bools itself
+    assert _ops._bool_operand_cast("numeric", a, a) is None
+    assert _ops._bool_operand_cast("numeric", i8, 2) is None
 
 
 # ---------------------------------------------------------------------------------------
