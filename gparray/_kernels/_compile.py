@@ -9,8 +9,10 @@ without one (``python -m gparray.warmup``).
 Cache layout (folder from ``GPARRAY_CACHE_DIR``, default ``~/.cache/gparray/kernels``):
 ``<module-key>.cubin`` holds a JSON header (name expression -> lowered name) and the cubin;
 ``<instance-key>.ref`` names the module that contains an instance. Keys are SHA-256 over
-the family source, every packaged header, the options, the target arch, the NVRTC version
-and gparray's version, so any change to one of them is a miss. Writes are atomic
+the family source, the packaged headers it includes, the options, the target arch, the NVRTC
+version and gparray's version, so any change to one of them is a miss. User kernels
+(``gparray.cuda.compile_kernel``) take the same path with their own source text (hashed
+with every packaged header) and their extra options. Writes are atomic
 (temporary file + ``os.replace``).
 """
 from __future__ import annotations
@@ -128,48 +130,58 @@ def options_for(arch: str) -> tuple:
     return OPTIONS + (f"-I{INCLUDE_DIR}", f"-arch=sm_{arch}")
 
 
-def _base_key(family: str, arch: str) -> hashlib.sha256:
+def _base_key(family: str, arch: str, source: str | None = None, options: tuple = ()) -> hashlib.sha256:
+    """The key's common part. ``source`` is None for a family (its .cu file and the headers
+    it includes); a user kernel's source (gparray.cuda.compile_kernel) hashes with every
+    packaged header and its extra NVRTC ``options``."""
+    if source is None:
+        text, headers = family_source(family), headers_digest(family)
+    else:
+        text, headers = source, headers_digest(None)
     h = hashlib.sha256()
-    for part in (family, family_source(family), headers_digest(family), " ".join(OPTIONS), arch,
+    for part in (family, text, headers, " ".join(OPTIONS + tuple(options)), arch,
                  ".".join(map(str, nvrtc_version())), __version__):
         h.update(part.encode())
         h.update(b"\0")
     return h
 
 
-def instance_key(family: str, expr: str, arch: str) -> str:
+def instance_key(family: str, expr: str, arch: str, source: str | None = None, options: tuple = ()) -> str:
     """Cache key of one instance."""
-    h = _base_key(family, arch)
+    h = _base_key(family, arch, source, options)
     h.update(expr.encode())
     return h.hexdigest()
 
 
-def module_key(family: str, exprs: list[str], arch: str) -> str:
+def module_key(family: str, exprs: list[str], arch: str, source: str | None = None, options: tuple = ()) -> str:
     """Cache key of a module compiled from several instances."""
-    h = _base_key(family, arch)
+    h = _base_key(family, arch, source, options)
     for e in sorted(exprs):
         h.update(e.encode())
         h.update(b"\0")
     return h.hexdigest()
 
 
-def nvrtc_compile(family: str, exprs: list[str], arch: str) -> tuple[bytes, dict]:
-    """Compile ``exprs`` of ``family`` to one sm_<arch> cubin; returns (cubin, lowered names)."""
+def nvrtc_compile(family: str, exprs: list[str], arch: str, source: str | None = None, options: tuple = (),
+                  caller: str = "get_kernel", error: type = None) -> tuple[bytes, dict]:
+    """Compile ``exprs`` of ``family`` (or of ``source``, a user kernel's text, with its extra
+    ``options``) to one sm_<arch> cubin; returns (cubin, lowered names). NVRTC's rejection
+    raises ``error`` (default KernelCompileError), its message starting with ``caller``."""
     from cupy_backends.cuda.libs import nvrtc
 
-    src = family_source(family)
+    src = family_source(family) if source is None else source
     prog = nvrtc.createProgram(src, f"{family}.cu", (), ())
     try:
         for e in exprs:
             nvrtc.addNameExpression(prog, e)
-        opts = options_for(arch)
+        opts = options_for(arch) + tuple(options)
         try:
             nvrtc.compileProgram(prog, opts)
-        except nvrtc.NVRTCError:
+        except nvrtc.NVRTCError as exc:
             log = nvrtc.getProgramLog(prog)
-            raise KernelCompileError(
-                f"get_kernel: NVRTC failed to compile {family}.cu for sm_{arch} "
-                f"({len(exprs)} instance(s), first {exprs[0]!r}):\n{log}") from None
+            raise (error or KernelCompileError)(
+                f"{caller}: NVRTC failed to compile {family}.cu for sm_{arch} "
+                f"({len(exprs)} instance(s), first {exprs[0]!r}; {exc}):\n{log}") from None
         mapping = {e: nvrtc.getLoweredName(prog, e) for e in exprs}
         return nvrtc.getCUBIN(prog), mapping
     finally:
@@ -202,24 +214,26 @@ def _unpack(data: bytes) -> tuple[bytes, dict]:
     return data[8 + n:], mapping
 
 
-def store(family: str, exprs: list[str], arch: str, cubin: bytes, mapping: dict) -> str:
+def store(family: str, exprs: list[str], arch: str, cubin: bytes, mapping: dict,
+          source: str | None = None, options: tuple = ()) -> str:
     """Write a compiled module and one reference per instance; returns the module key."""
     d = cache_dir()
-    mkey = module_key(family, exprs, arch)
+    mkey = module_key(family, exprs, arch, source, options)
     try:
         _atomic_write(d / f"{mkey}.cubin", _pack(cubin, mapping))
         for e in exprs:
-            _atomic_write(d / f"{instance_key(family, e, arch)}.ref", mkey.encode())
+            _atomic_write(d / f"{instance_key(family, e, arch, source, options)}.ref", mkey.encode())
     except OSError:
         pass  # a read-only or full cache folder only costs recompiles
     return mkey
 
 
-def load_cached(family: str, expr: str, arch: str) -> tuple[bytes, dict] | None:
+def load_cached(family: str, expr: str, arch: str, source: str | None = None,
+                options: tuple = ()) -> tuple[bytes, dict] | None:
     """(cubin, mapping) of the cached module holding ``expr``, or None on a miss."""
     d = cache_dir()
     try:
-        mkey = (d / f"{instance_key(family, expr, arch)}.ref").read_text().strip()
+        mkey = (d / f"{instance_key(family, expr, arch, source, options)}.ref").read_text().strip()
         data = (d / f"{mkey}.cubin").read_bytes()
         cubin, mapping = _unpack(data)
     except (OSError, ValueError):
@@ -229,14 +243,15 @@ def load_cached(family: str, expr: str, arch: str) -> tuple[bytes, dict] | None:
     return cubin, mapping
 
 
-def compile_cached(family: str, exprs: list[str], arch: str) -> tuple[bytes, dict]:
+def compile_cached(family: str, exprs: list[str], arch: str, source: str | None = None, options: tuple = (),
+                   caller: str = "get_kernel", error: type = None) -> tuple[bytes, dict]:
     """Compile (or read from the cache) a module holding every instance in ``exprs``."""
-    if len(exprs) == 1:
-        hit = load_cached(family, exprs[0], arch)
-        if hit is not None:
+    if len(exprs) == 1 or source is not None:
+        hit = load_cached(family, exprs[0], arch, source, options)
+        if hit is not None and all(e in hit[1] for e in exprs):
             return hit
-    cubin, mapping = nvrtc_compile(family, exprs, arch)
-    store(family, exprs, arch, cubin, mapping)
+    cubin, mapping = nvrtc_compile(family, exprs, arch, source, options, caller, error)
+    store(family, exprs, arch, cubin, mapping, source, options)
     return cubin, mapping
 
 

@@ -16,7 +16,8 @@ argument into the same buffer) instead.
 When the optional C extension ``_claunch`` is built (setup.py; it needs a C compiler and
 Python's headers, no CUDA toolkit), each Kernel's ``launch`` is a compiled ``Launch`` that
 packs the same layout from C into a stack buffer and calls ``cuLaunchKernel`` itself, with
-the same fallbacks. ``GPARRAY_PY_LAUNCH=1`` keeps the Python path.
+the same fallbacks. ``GPARRAY_PY_LAUNCH=1`` keeps the Python path. ``Kernel.launch3`` takes
+(x, y, z) grids and blocks (user kernels, gparray.cuda.compile_kernel) on the Python path.
 """
 from __future__ import annotations
 
@@ -139,7 +140,7 @@ class Kernel:
     Once built (from one call's typed arguments), a plain-layout Kernel also takes Python
     ints and floats for its arguments: ``struct`` converts them with the layout's types."""
 
-    __slots__ = ("fn", "ptr", "st", "pack", "plain", "kinds", "size", "offs", "launch", "name")
+    __slots__ = ("fn", "ptr", "st", "pack", "plain", "kinds", "size", "offs", "launch", "launch3", "name")
 
     def __init__(self, fn, args=None, name: str = "?"):
         self.fn = fn
@@ -162,8 +163,10 @@ class Kernel:
                 def launch(grid, block, args, shared_mem, stream_ptr, c=c, kinds=kinds):
                     c(grid, block, _values(args, kinds), shared_mem, stream_ptr)
                 self.launch = launch
+        self.launch3 = self._py_launch3  # 3-d grid and block (user kernels): the Python path
         if _faults.BLOCKING:  # GPARRAY_LAUNCH_BLOCKING=1: synchronize and check every launch
             self.launch = _faults.checked_launch(self.launch, self.name)
+            self.launch3 = _faults.checked_launch(self.launch3, self.name)
 
     def bind(self, args, var):
         """(Kernel, tails): this kernel taking the arguments at indexes ``var`` as plain
@@ -204,6 +207,10 @@ class Kernel:
         self.launch(grid, block, args, shared_mem, stream_ptr)
 
     def _py_launch(self, grid: int, block: int, args, shared_mem: int, stream_ptr: int):
+        self._py_launch3((grid, 1, 1), (block, 1, 1), args, shared_mem, stream_ptr)
+
+    def _py_launch3(self, grid: tuple, block: tuple, args, shared_mem: int, stream_ptr: int):
+        """Launch with a (x, y, z) grid and block through the Python path."""
         global _fast_ok
         b = getattr(_tls, "b", None)
         if b is None:
@@ -212,11 +219,13 @@ class Kernel:
             self.pack(b[0], 0, *args)
         else:
             self.pack(b[0], 0, *_values(args, self.kinds))
+        gx, gy, gz = grid
+        bx, by, bz = block
         with _faults.launch_checked:
             if _fast_ok:
                 b[1].value = self.size
                 try:
-                    _launch_kernel(self.ptr, grid, 1, 1, block, 1, 1, shared_mem, stream_ptr, 0, b[2])
+                    _launch_kernel(self.ptr, gx, gy, gz, bx, by, bz, shared_mem, stream_ptr, 0, b[2])
                     return
                 except Exception as exc:  # a driver that rejects the packed buffer: kernelParams
                     if "INVALID_VALUE" not in str(exc):
@@ -224,7 +233,7 @@ class Kernel:
                     _fast_ok = False
             base = ctypes.addressof(b[0])
             params = (ctypes.c_void_p * len(self.offs))(*(base + o for o in self.offs))
-            _launch_kernel(self.ptr, grid, 1, 1, block, 1, 1, shared_mem, stream_ptr, ctypes.addressof(params), 0)
+            _launch_kernel(self.ptr, gx, gy, gz, bx, by, bz, shared_mem, stream_ptr, ctypes.addressof(params), 0)
 
 
 def _launch_kernel(*a):

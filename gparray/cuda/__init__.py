@@ -1,5 +1,5 @@
 """gparray.cuda: the CUDA runtime side of gparray (devices, synchronization, memory pool
-statistics and limits, kernel cache control, the host conversion policy)."""
+statistics and limits, kernel cache control, the host conversion policy, user kernels)."""
 from __future__ import annotations
 
 from .._backend import CUDAUnavailableError, device_count, has_cuda
@@ -7,9 +7,11 @@ from .._device import Device, current_device
 from .._host_conversion import (HostConversionWarning, get_host_conversion, host_conversion,
                                 set_host_conversion)
 from .._kernels import _compile as _kc
+from .._kernels._compile import KernelCompileError
 from .._kernels._faults import KernelFaultError
 from ._memory_api import *  # noqa: F401,F403  (memory_stats, empty_cache, OutOfMemoryError, ...)
 from ._memory_api import __all__ as _memory_all
+from ._user_kernels import UserKernel, UserKernelCompileError, UserModule, compile_kernel
 
 
 def synchronize(device=None) -> None:
@@ -35,8 +37,10 @@ def clear_kernel_cache(memory: bool = True) -> int:
     """Delete the on-disk kernel cache (and forget loaded kernels); returns files removed."""
     if memory:
         from .._kernels import _registry
+        from . import _user_kernels
 
         _registry.clear_memo()
+        _user_kernels.clear_memo()
     return _kc.clear_cache()
 
 
@@ -51,6 +55,8 @@ def kernel_cache_info() -> dict:
     return {"dir": str(_kc.cache_dir()), "files": files, "bytes": total}
 
 
-__all__ = ["CUDAUnavailableError", "Device", "KernelFaultError", "clear_kernel_cache", "current_device", "device_count",
+__all__ = ["CUDAUnavailableError", "Device", "KernelCompileError", "KernelFaultError", "UserKernel",
+           "UserKernelCompileError", "UserModule", "clear_kernel_cache", "compile_kernel", "current_device",
+           "device_count",
            "has_cuda", "kernel_cache_dir", "kernel_cache_info", "synchronize",
            "HostConversionWarning", "get_host_conversion", "host_conversion", "set_host_conversion"] + list(_memory_all)
