@@ -1,6 +1,8 @@
 """gparray: the Python Array API standard (2025.12) on NVIDIA GPUs.
 
-``import gparray as xp`` never touches the GPU; the first operation does.
+``import gparray as xp`` never touches the GPU; the first operation does. The ``linalg`` and
+``fft`` extensions are imported at their first use (``xp.linalg``: PEP 562 ``__getattr__``
+below), not by ``import gparray`` (tests/test_startup.py).
 """
 from ._version import __version__
 
@@ -24,7 +26,6 @@ from ._manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, co
                             unstack, repeat, roll, tile)
 from ._searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
 from ._linear_algebra import matmul, tensordot, vecdot
-from . import fft, linalg
 from ._sorting import argsort, sort
 from ._set_functions import isin, unique_all, unique_counts, unique_inverse, unique_values
 from ._statistical import (cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum,
@@ -57,3 +58,19 @@ __all__ = [
     # extension: NaN-skipping reductions (NumPy's names; xarray and cubed look them up)
     "nanmax", "nanmean", "nanmin", "nanprod", "nanstd", "nansum", "nanvar",
 ] + list(_elementwise_all)
+
+_LAZY_SUBMODULES = ("fft", "linalg")
+
+
+def __getattr__(name):
+    # PEP 562: xp.linalg and xp.fft import their subpackage at first use (importing it also
+    # binds it here, so this runs once per name)
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))

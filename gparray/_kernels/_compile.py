@@ -17,12 +17,12 @@ with every packaged header) and their extra options. Writes are atomic
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import pathlib
 import re
-import tempfile
+
+# hashlib, json and tempfile are imported where they are used (the first kernel lookup, a
+# cache write): ``import gparray`` does not need them (tests/test_startup.py)
 
 from .._version import __version__
 
@@ -106,6 +106,8 @@ def headers_digest(family: str | None = None) -> str:
 
 
 def _digest(names) -> str:
+    import hashlib
+
     h = hashlib.sha256()
     for name in names:
         h.update(name.encode())
@@ -130,20 +132,31 @@ def options_for(arch: str) -> tuple:
     return OPTIONS + (f"-I{INCLUDE_DIR}", f"-arch=sm_{arch}")
 
 
-def _base_key(family: str, arch: str, source: str | None = None, options: tuple = ()) -> hashlib.sha256:
-    """The key's common part. ``source`` is None for a family (its .cu file and the headers
-    it includes); a user kernel's source (gparray.cuda.compile_kernel) hashes with every
-    packaged header and its extra NVRTC ``options``."""
+_base_keys: dict = {}   # every input of a base key -> its hash state (copied per instance)
+
+
+def _base_key(family: str, arch: str, source: str | None = None, options: tuple = ()):
+    """The sha256 state over everything but the instance, hashed once per set of inputs (a
+    family's source is not re-hashed for every instance looked up). ``source`` is None for a
+    family (its .cu file and the headers it includes); a user kernel's source
+    (gparray.cuda.compile_kernel) hashes with every packaged header and its extra NVRTC
+    ``options``."""
     if source is None:
         text, headers = family_source(family), headers_digest(family)
     else:
         text, headers = source, headers_digest(None)
-    h = hashlib.sha256()
-    for part in (family, text, headers, " ".join(OPTIONS + tuple(options)), arch,
-                 ".".join(map(str, nvrtc_version())), __version__):
-        h.update(part.encode())
-        h.update(b"\0")
-    return h
+    parts = (family, text, headers, " ".join(OPTIONS + tuple(options)), arch,
+             ".".join(map(str, nvrtc_version())), __version__)
+    h = _base_keys.get(parts)
+    if h is None:
+        import hashlib
+
+        h = hashlib.sha256()
+        for part in parts:
+            h.update(part.encode())
+            h.update(b"\0")
+        _base_keys[parts] = h
+    return h.copy()
 
 
 def instance_key(family: str, expr: str, arch: str, source: str | None = None, options: tuple = ()) -> str:
@@ -189,6 +202,8 @@ def nvrtc_compile(family: str, exprs: list[str], arch: str, source: str | None =
 
 
 def _atomic_write(path: pathlib.Path, data: bytes) -> None:
+    import tempfile
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     try:
@@ -204,11 +219,15 @@ def _atomic_write(path: pathlib.Path, data: bytes) -> None:
 
 
 def _pack(cubin: bytes, mapping: dict) -> bytes:
+    import json
+
     head = json.dumps(mapping, sort_keys=True).encode()
     return len(head).to_bytes(8, "little") + head + cubin
 
 
 def _unpack(data: bytes) -> tuple[bytes, dict]:
+    import json
+
     n = int.from_bytes(data[:8], "little")
     mapping = json.loads(data[8:8 + n].decode())
     return data[8 + n:], mapping

@@ -2,8 +2,12 @@
 
 The fast path is one dict lookup. On a miss the instance comes from the disk cache or is
 compiled by NVRTC (``_compile``), the module is loaded into the device's context with
-CuPy's ``cupy.cuda.function.Module`` (what ``cupy.RawModule`` wraps), and every function of
-the module is memoized, so a module compiled for many instances (warm-up) is loaded once.
+CuPy's ``cupy.cuda.function.Module`` (what ``cupy.RawModule`` wraps), and every instance of
+the module is remembered, so a module compiled for many instances (warm-up) is loaded once.
+Only the instance asked for is looked up in it (``cuModuleGetFunction``): under CUDA's lazy
+loading (the default since CUDA 12.2) that call is what loads a kernel onto the device, so
+looking up all ~200 instances of a warm-up module at the first operation of a family cost
+~200 kernel loads in a new process. The others are looked up when first asked for.
 
 Families register the instances they can produce (``register_instances``) so the CPU tier
 can compile every one of them with NVRTC, and ``python -m gparray.warmup`` can fill the
@@ -34,6 +38,7 @@ CTYPES = {
 }
 
 _functions: dict = {}          # (device_id, family, expr) -> cupy Function
+_pending: dict = {}            # (device_id, family, expr) -> (loaded Module, lowered name), not looked up yet
 _modules: list = []            # keep loaded modules alive
 _arch_of_device: dict = {}
 _instances: dict[str, set] = {}  # family -> registered name expressions
@@ -79,6 +84,12 @@ def get_kernel(family: str, expr: str, device_id: int):
     fn = _functions.get((device_id, family, expr))
     if fn is not None:
         return fn
+    key = (device_id, family, expr)
+    loaded = _pending.pop(key, None)
+    if loaded is not None:
+        mod, lowered = loaded
+        fn = _functions[key] = mod.get_function(lowered)
+        return fn
     return _load(family, expr, device_id)
 
 
@@ -93,10 +104,13 @@ def _load(family: str, expr: str, device_id: int):
         mod.load(cubin)
     _modules.append(mod)
     for e, lowered in mapping.items():
-        _functions[(device_id, family, e)] = mod.get_function(lowered)
-    return _functions[(device_id, family, expr)]
+        if e != expr and (device_id, family, e) not in _functions:
+            _pending[(device_id, family, e)] = (mod, lowered)
+    fn = _functions[(device_id, family, expr)] = mod.get_function(mapping[expr])
+    return fn
 
 
 def clear_memo() -> None:
     """Forget loaded functions (the next call reloads from the disk cache)."""
     _functions.clear()
+    _pending.clear()
