@@ -15,8 +15,10 @@
 #   conformance  conformance/run.sh on $CONFORMANCE_FILES (array-api-tests from .vendor)
 #   bench        python3 bench/bench.py --json $OUT/bench.json $BENCH_ARGS
 # Each step logs to $OUT/<step>.log (plus tests.xml, conformance.json, bench.json); a failed
-# step does not stop the next one; a compact summary comes last. Exit status 0 only if every
-# step passed.
+# step does not stop the next one; a compact summary comes last. The failing tests'
+# tracebacks go to $OUT/tests-failures.txt (tools/junit_failures.py); when $OUT then holds
+# more than OUT_MAX_FILES (8: what the device tool brings back) files, the rest are packed
+# into $OUT/logs.tgz (tools/pack_out.sh). Exit status 0 only if every step passed.
 #
 # Environment (all optional):
 #   OUT                 where logs go (default ./device-out)
@@ -241,6 +243,14 @@ if [[ -f "$OUT/bench.log" ]]; then
         tail -n 8 "$OUT/bench.log"
     fi
 fi
+
+# The failing tests' tracebacks, from the junit XML of every seed (the log's -rfE lines
+# name them; this has the why), and, where $OUT holds more files than the device tool brings
+# back (8), everything but the summaries packed into logs.tgz.
+if compgen -G "$OUT/tests-*.xml" >/dev/null; then
+    python3 "$ROOT/tools/junit_failures.py" "$OUT"/tests-*.xml >"$OUT/tests-failures.txt" 2>&1 || true
+fi
+bash "$ROOT/tools/pack_out.sh" "$OUT" "${OUT_MAX_FILES:-8}"
 
 for step in $STEPS; do
     [[ "${RC[$step]:-1}" == 0 ]] || exit 1
