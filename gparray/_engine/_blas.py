@@ -48,6 +48,7 @@ import threading
 
 import numpy as np
 
+from . import _loaded_libs
 from ._matmul_plan import INT32_MAX
 
 ALLOW_TF32 = os.environ.get("GPARRAY_ALLOW_TF32", "0") not in ("", "0")
@@ -116,17 +117,10 @@ def _library(h: int):
         return _lib or None
     _lib = False
     major = _cublas().getVersion(h) // 10000     # e.g. 130100 -> 13
-    names = [f"libcublas.so.{major}"]
-    try:
-        with open("/proc/self/maps") as f:
-            names += sorted({ln.split()[-1] for ln in f
-                             if os.path.basename(ln.split()[-1]).startswith("libcublas.so")})
-    except OSError:
-        pass
-    mode = getattr(os, "RTLD_NOLOAD", 4) | getattr(os, "RTLD_NOW", 2)
+    names = [f"libcublas.so.{major}"] + _loaded_libs.mapped("libcublas.so")
     for name in names:
         try:
-            lib = ctypes.CDLL(name, mode=mode)   # only a library already in the process
+            lib = ctypes.CDLL(name, mode=_loaded_libs.NOLOAD)   # only a library already in the process
             lib.cublasSetWorkspace_v2, lib.cublasSgemm_v2    # noqa: B018 - both must exist
             prop = lib.cublasGetProperty
         except (OSError, AttributeError):

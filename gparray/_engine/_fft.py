@@ -47,6 +47,7 @@ import weakref
 from collections import OrderedDict
 
 from .. import _backend, _memory
+from . import _loaded_libs
 from ._fft_plan import C2C, C2R, R2C
 
 FORWARD, INVERSE = -1, 1
@@ -211,15 +212,7 @@ def _library(mod):
     """A ctypes handle whose symbols are those of the libcufft CuPy's bindings call: CuPy's
     extension module (its dependencies are searched too), else the libcufft mapped into the
     process, else the one cuda-pathfinder loads."""
-    paths = [getattr(mod, "__file__", None)]
-    try:
-        with open("/proc/self/maps") as fh:
-            for line in fh:
-                path = line.rsplit(None, 1)[-1] if "/" in line else ""
-                if os.path.basename(path).startswith("libcufft.so") and path not in paths:
-                    paths.append(path)
-    except OSError:
-        pass
+    paths = [getattr(mod, "__file__", None)] + _loaded_libs.mapped("libcufft.so")
     try:
         from cuda import pathfinder
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import _backend, _memory
 from .._kernels import _faults
-from . import _blas
+from . import _blas, _loaded_libs
 from ._launch import ctype, launch
 
 FILL_LOWER, FILL_UPPER = 0, 1              # cublasFillMode_t
@@ -438,17 +438,10 @@ def _gesvdp_fns():
         return None
     _gesvdp = False
     major = int(cs.getProperty(0))               # MAJOR_VERSION
-    names = [f"libcusolver.so.{major}"]
-    try:
-        with open("/proc/self/maps") as f:
-            names += sorted({ln.split()[-1] for ln in f
-                             if os.path.basename(ln.split()[-1]).startswith("libcusolver.so")})
-    except OSError:
-        pass
-    mode = getattr(os, "RTLD_NOLOAD", 4) | getattr(os, "RTLD_NOW", 2)
+    names = [f"libcusolver.so.{major}"] + _loaded_libs.mapped("libcusolver.so")
     for name in names:
         try:
-            lib = ctypes.CDLL(name, mode=mode)     # only a library already in the process
+            lib = ctypes.CDLL(name, mode=_loaded_libs.NOLOAD)     # only a library already in the process
             prop = lib.cusolverGetProperty
             prop.argtypes, prop.restype = [ctypes.c_int, ctypes.POINTER(ctypes.c_int)], ctypes.c_int
             v = ctypes.c_int(-1)
