@@ -292,7 +292,7 @@ class Array(ArrayMethods, NumpyInterop):
             # NumPy's in-place casting rule, 'same_kind': int32 += int64, float32 *= float64
             if not np.can_cast(e.result_dtype, self._dtype, "same_kind"):
                 raise
-            self[...] = _copy(getattr(_ew, fname)(self, other), self._dtype)
+            self[...] = getattr(_ew, fname)(self, other)   # (__setitem__ casts to self's dtype)
         return self
 
     def __add__(self, other, /):

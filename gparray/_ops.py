@@ -197,9 +197,6 @@ def _both_bool(x1, x2) -> bool:
     return b1 and b2 and (isinstance(x1, Array) or isinstance(x2, Array))
 
 
-_SCALAR_DTYPE = {int: "int64", float: "float64", complex: "complex128"}
-
-
 def _bool_operand_cast(category: str, x1, x2):
     """NumPy's promotion of a bool array with a number where this op takes no bools
     (``mask * 2.5``, ``mask + x``): the bool array becomes the other operand's dtype (an
@@ -211,13 +208,10 @@ def _bool_operand_cast(category: str, x1, x2):
     if b1 == b2:
         return None
     arr, other = (x1, x2) if b1 else (x2, x1)
-    if isinstance(other, Array):
-        dt = other._dtype
-    elif type(other) in _SCALAR_DTYPE:
-        dt = _dt._normalize_dtype(getattr(_dt, _SCALAR_DTYPE[type(other)]), "cast")
-    else:
-        return None
-    if dt not in _dt._dtype_categories[category]:
+    # an array's dtype, or a Python number's default dtype (a Python bool: None, not numeric)
+    dt = other._dtype if isinstance(other, Array) else \
+        _dt._as_dtype(type(other)) if type(other) in (int, float, complex) else None
+    if dt is None or dt not in _dt._dtype_categories[category]:
         return None
     arr = _copy(arr, dt)
     return (arr, x2) if b1 else (x1, arr)

@@ -22,6 +22,11 @@ _PY = (bool, int, float, complex)
 _where_dtypes: dict = {}  # (x1 dtype, x2 dtype) -> result dtype, for promotions that succeeded
 
 
+def _py_type(v) -> type:
+    """Which of bool, int, float, complex a Python scalar is (subclasses included)."""
+    return next(t for t in _PY if isinstance(v, t) and (t is not int or not isinstance(v, bool)))
+
+
 def where(condition, x1, x2, /):
     """Elements of ``x1`` where ``condition`` is True, of ``x2`` elsewhere (either or both may
     be Python scalars; two scalars give the default dtype of the wider kind, as NumPy)."""
@@ -53,9 +58,8 @@ def where(condition, x1, x2, /):
     else:
         # two Python scalars (NumPy allows them; SciPy writes xp.where(c, 0., 1.)): the
         # default dtype of the wider kind, bool < int < float < complex
-        kind = max(0 if isinstance(v, bool) else 1 if isinstance(v, int) else 2 if isinstance(v, float) else 3
-                   for v in (x1, x2))
-        dtype = (_dt.bool, _dt.int64, _dt.float64, _dt.complex128)[kind]
+        wider = max((_py_type(x1), _py_type(x2)), key=_PY.index)
+        dtype = _dt._as_dtype(wider)
         _dt._check_scalar_fits(dtype, x1, "where")
         _dt._check_scalar_fits(dtype, x2, "where")
     dev = condition._device
