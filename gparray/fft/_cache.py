@@ -11,21 +11,16 @@ the calling thread's at once, other threads' at their next transform; ``get_plan
 describes the calling thread's cache."""
 from __future__ import annotations
 
-import operator
 
 from .._device import normalize_device
 from .._engine import _fft
+from ._transforms import _length
 
 
-def _count(v, name):
-    if isinstance(v, bool):
-        raise TypeError(f"{name}: expected an integer, got bool")
-    try:
-        v = operator.index(v)
-    except TypeError:
-        raise TypeError(f"{name}: expected an integer, got {type(v).__name__}") from None
+def _count(v, name, what):
+    v = _length(v, name, what)
     if v < 0:
-        raise ValueError(f"{name}: expected a non-negative integer, got {v}")
+        raise ValueError(f"{name}: {what} must be a non-negative integer, got {v}")
     return v
 
 
@@ -58,7 +53,7 @@ def get_plan_cache_max_size(device=None) -> int:
 def set_plan_cache_max_size(size, device=None) -> None:
     """Keep at most ``size`` plans per thread (0: none; least recently used plans are
     destroyed first) on ``device`` (default: every device)."""
-    size = _count(size, "set_plan_cache_max_size")
+    size = _count(size, "set_plan_cache_max_size", "size")
     dev = None if device is None else _device_id(device, "set_plan_cache_max_size")
     _fft.set_limits(dev, max_size=size)
 
@@ -73,7 +68,7 @@ def set_plan_cache_max_memory(nbytes, device=None) -> None:
     bound) on ``device`` (default: every device). A plan larger than the bound is used once
     and not kept."""
     if nbytes is not None:
-        nbytes = _count(nbytes, "set_plan_cache_max_memory")
+        nbytes = _count(nbytes, "set_plan_cache_max_memory", "nbytes")
     dev = None if device is None else _device_id(device, "set_plan_cache_max_memory")
     _fft.set_limits(dev, max_memory=nbytes)
 

@@ -3,7 +3,6 @@
 one ``roll``)."""
 from __future__ import annotations
 
-import operator
 
 from .. import _dtypes as _dt
 from .._array import Array, _copy, _empty
@@ -12,15 +11,11 @@ from .._device import normalize_device
 from .._engine import _elementwise as _ew
 from .._engine._shapes import normalize_axis
 from .._manipulation import roll
+from ._transforms import _length
 
 
 def _window(n, name):
-    if isinstance(n, bool):
-        raise TypeError(f"{name}: n must be an integer, got bool")
-    try:
-        n = operator.index(n)
-    except TypeError:
-        raise TypeError(f"{name}: n must be an integer, got {type(n).__name__}") from None
+    n = _length(n, name, "n")
     if n < 1:
         raise ValueError(f"{name}: n must be at least 1, got {n}")
     return n

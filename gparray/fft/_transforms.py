@@ -68,6 +68,7 @@ def _real_dtype(dt, name):
 
 
 def _length(v, name, what):
+    """``v`` as a Python int (operator.index; bool refused): TypeError naming ``what``."""
     if isinstance(v, bool):
         raise TypeError(f"{name}: {what} must be an integer, got bool")
     try:
