@@ -714,6 +714,23 @@ def test_host_functor_semantics(host, name):
             case.check(host(name, *case.inputs))
 
 
+def test_host_pow_exact_exponents(host):
+    # x ** 2, x ** -1 and x ** 0.5 are the correctly rounded x * x, 1 / x and sqrt(x), as
+    # NumPy's `**` gives them (CUDA's pow is within 2 ulp only: 85.5 ** 2 came out 7310.250000000001)
+    rng = np.random.default_rng(3)
+    for dt in (np.float32, np.float64):
+        x = np.concatenate([special_values(dt), random_values(dt, 2000, rng), np.array([85.5], dt)])
+        with np.errstate(all="ignore"):
+            # IEEE pow(x, 0.5): sqrt(x), but (-0) ** 0.5 = +0 and (-inf) ** 0.5 = +inf (NumPy's
+            # float32 power is an ulp off sqrt at times, so it is not the reference here)
+            ieee_sqrt = lambda v: np.where(v == 0, dt(0), np.where(v == -np.inf, dt(np.inf), np.sqrt(v)))  # noqa: E731
+            for b, want in ((2.0, x * x), (-1.0, np.reciprocal(x)), (0.5, ieee_sqrt(x))):
+                got = host("pow", x, np.full_like(x, b))
+                np.testing.assert_array_equal(got, want)
+                assert np.array_equal(np.signbit(got), np.signbit(want)), (dt, b)
+        assert host("pow", np.array([85.5], dt), np.array([2.0], dt))[0] == dt(7310.25)
+
+
 def test_host_clip_is_minimum_of_maximum(host):
     rng = np.random.default_rng(7)
     for dt in dtypes_of("clip"):

@@ -439,3 +439,25 @@ def test_where_with_two_python_scalars():
         exp = np.where(c, a, b)
         assert got.dtype == dt == exp.dtype
         np.testing.assert_array_equal(np.asarray(got), exp)
+
+
+# ---------------------------------------------------------------------------------------
+# x ** 2, x ** -1, x ** 0.5: exact, as NumPy's (SciPy's kruskal statistic of two equal
+# samples is exactly 0 only if 85.5 ** 2 is 7310.25; CUDA's pow gives 7310.250000000001)
+# ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pow_by_two_minus_one_and_half_is_correctly_rounded(dtype):
+    rng = np.random.default_rng(11)
+    a = np.concatenate([rng.standard_normal(3000) * 100, [85.5, 0.0, -0.0, np.inf, -np.inf, np.nan]])
+    a = a.astype(dtype)
+    x = xp.asarray(a)
+    with np.errstate(all="ignore"):
+        assert_same(x ** 2, a * a)
+        assert_same(xp.pow(x, xp.full_like(x, 2)), a * a)
+        assert_same(x ** -1, np.reciprocal(a))
+        half = host(xp.pow(x, xp.full_like(x, 0.5)))
+        want = np.where(a == 0, a.dtype.type(0), np.where(a == -np.inf, np.inf, np.sqrt(a))).astype(dtype)
+    np.testing.assert_array_equal(half, want)
+    assert not np.signbit(half[a == 0]).any()  # IEEE: (-0) ** 0.5 = +0
+    assert host(xp.asarray(np.asarray(85.5, dtype)) ** 2) == 7310.25

@@ -157,6 +157,28 @@ def test_mean(dtype, case):
     assert_close(got, ref, out_dt, np.nan_to_num(bound))
 
 
+def test_float32_mean_is_its_rounded_sum_over_n():
+    # NumPy, CuPy and PyTorch: mean(x) = sum(x) / n in float32, so a sum past float32's range
+    # gives inf (SciPy's tests rely on it); the sum itself is still accumulated in float64
+    big = np.finfo(np.float32).max
+    for dtype in (np.float32, np.complex64):
+        a = np.array([big, big, big], dtype=dtype)
+        with np.errstate(over="ignore"):
+            ref = np.mean(a)
+        got = host(xp.mean(xp.asarray(a)))
+        assert got.dtype == dtype and np.isinf(got.real) and got.real > 0, got
+        assert_exact(xp.mean(xp.asarray(a.astype(np.float64 if dtype == np.float32 else np.complex128))),
+                     np.mean(a.astype(np.float64 if dtype == np.float32 else np.complex128)))
+        assert np.isinf(ref.real)
+    # just under the range: no overflow, and the division is float32's (rounded sum / n)
+    a = np.array([big / 2, big / 2, -1.0, 3.5], dtype=np.float32)
+    want = np.float32(np.float32(np.sum(a.astype(np.float64))) / np.float32(4))
+    assert_exact(xp.mean(xp.asarray(a)), want)
+    # float16 divides in its compute type, as NumPy does: 65504 + 65504 does not overflow
+    h = np.array([65504, 65504], dtype=np.float16)
+    assert_exact(xp.mean(xp.asarray(h)), np.mean(h))
+
+
 def test_sum_dtype_argument_casts_first():
     a = np.array([100, 100, 100], dtype=np.int64)
     assert_exact(xp.sum(xp.asarray(a), dtype=xp.int8), np.sum(a, dtype=np.int8))  # wraps

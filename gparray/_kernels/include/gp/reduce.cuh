@@ -174,7 +174,10 @@ struct op_prod : base<op_prod<TA, TO, CT>, TA, CT> {
     __device__ __forceinline__ TO finalize(CT a, long long) const { return cast<TO>(a); }
 };
 
-// mean: sum in CT, divided by the count (0 / 0 = NaN for an empty reduction).
+// mean: sum in CT, divided by the count (0 / 0 = NaN for an empty reduction). float32 and
+// complex64 divide their rounded sum in their own type, as NumPy, CuPy and PyTorch do: the mean
+// stays sum(x) / n, so a sum past the type's range is inf there too (float16 divides in CT:
+// NumPy divides its float16 means in float32).
 template <class TA, class TO, class CT>
 struct op_mean : base<op_mean<TA, TO, CT>, TA, CT> {
     typedef TA in_t;
@@ -193,7 +196,14 @@ struct op_mean : base<op_mean<TA, TO, CT>, TA, CT> {
             return base_t::template chunk<K>(v, j, dj);
     }
     __device__ __forceinline__ TO finalize(CT a, long long n) const {
-        return cast<TO>(div_count(a, static_cast<double>(n)));
+        if constexpr (same_t<TO, float>::value) {
+            return cast<float>(a) / static_cast<float>(n);
+        } else if constexpr (same_t<TO, complex<float>>::value) {
+            const TO s = cast<TO>(a);
+            return TO(s.re / static_cast<float>(n), s.im / static_cast<float>(n));
+        } else {
+            return cast<TO>(div_count(a, static_cast<double>(n)));
+        }
     }
 };
 
