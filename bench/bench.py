@@ -614,6 +614,44 @@ def fft_cases():
     ]
 
 
+# column statistics of tall, narrow matrices (what StandardScaler does): issue 17, item 1
+TALL = 1 << 22
+
+
+def _col(fname, key="m"):
+    """``fname`` over axis 0 of d[key]: std/var with correction 0 in every library."""
+    def f(m, d):
+        x = d[key]
+        if m is torch:
+            if fname in ("std", "var"):
+                return getattr(torch, fname)(x, dim=0, correction=0)
+            return getattr(torch, fname)(x, dim=0)
+        return getattr(m, fname)(x, axis=0)
+    return f
+
+
+def colstats_cases():
+    f32, f64 = 4, 8
+    g = "column statistics (axis 0 of tall matrices)"
+    best = ("best", 1.0, "<= 1.0x best")
+    return [
+        Case("mean axis=0 (2^22, 16) float32", "colmean_f32", lambda: {"m": randn(TALL * 16).reshape(TALL, 16)},
+             same(_col("mean")), nbytes=f32 * TALL * 16, target=best, group=g),
+        Case("std axis=0 (2^22, 16) float32", "colstd_f32", lambda: {"m": randn(TALL * 16).reshape(TALL, 16)},
+             same(_col("std")), nbytes=f32 * TALL * 16, target=best, group=g),
+        Case("sum axis=0 (2^18, 256) float32", "colsum256_f32",
+             lambda: {"m": randn((1 << 18) * 256).reshape(1 << 18, 256)}, same(_col("sum")),
+             nbytes=f32 * (1 << 18) * 256, target=("pct_copy", 85.0, ">= 85% of copy bandwidth, <= 1.0x best"),
+             group=g),
+        Case("sum axis=0 (2^18, 256) float64", "colsum256_f64",
+             lambda: {"m": randn((1 << 18) * 256, "float64").reshape(1 << 18, 256)}, same(_col("sum")),
+             nbytes=f64 * (1 << 18) * 256, target=("pct_copy", 85.0, ">= 85% of copy bandwidth, <= 1.0x best"),
+             group=g),
+        Case("argmax axis=0 (2^22, 8) float32", "colargmax_f32", lambda: {"m": randn(TALL * 8).reshape(TALL, 8)},
+             same(_col("argmax")), nbytes=f32 * TALL * 8, target=best, group=g),
+    ]
+
+
 def gpu_cases():
     f32 = 4
     return [
@@ -657,7 +695,7 @@ def gpu_cases():
              nbytes=f32 * N28, target=("torch", 0.85, "<= 0.85x PyTorch (one pass)")),
         Case("cumulative_sum 2^28", "cumsum", lambda: {"a": randn(N28)}, same(_cumsum),
              nbytes=2 * f32 * N28, target=("torch", 0.75, "<= 0.75x PyTorch (single-pass scan)")),
-    ] + linalg_cases() + indexing_cases() + sorting_cases() + sets_cases() + fft_cases()
+    ] + colstats_cases() + linalg_cases() + indexing_cases() + sorting_cases() + sets_cases() + fft_cases()
 
 
 # --------------------------------------------------------------------------- timing
