@@ -90,6 +90,7 @@ def test_tall_narrow_columns_use_many_threads_along_the_reduced_axis():
     p = _plan((100000, 8), (0,))
     assert (p.strategy, p.group, 1 << p.tx_log2, p.bx) == ("outer", 4, 2, 1)
     assert p.splits == 97 and p.grid == 97
+    assert p.finish == (32, 1, 1, 8)  # a warp per output combines the 97 splits' states
 
 
 def test_tiny_rows_use_a_thread_per_output():

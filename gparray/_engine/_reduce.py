@@ -162,7 +162,8 @@ def plan(shape: tuple, strides: tuple, axes: tuple, itemsize: int, *, ordered: b
         splits = max(1, min(target // bx, nr // (ty * MIN_ROWS_PER_THREAD)))  # floor: one wave
     seg = _cdiv(nr, splits)
     splits = _cdiv(nr, seg) if nr else 1
-    finish = (1, _cdiv(n_out, BLOCK), 1, n_out) if splits > 1 else ()
+    fg = 32 if splits >= 32 else 1  # a warp per output combines many splits' states
+    finish = (fg, _cdiv(n_out, BLOCK // fg), 1, n_out) if splits > 1 else ()
     idx = index_type(max(n_out * nr, (bx * tx + 1) * vo, seg * splits), [span])
     return Plan("outer", vo, False, kept, red, r0, rs0, nr, n_out, splits, seg, False, UNROLL_OUTER,
                 tx.bit_length() - 1, bx, bx * splits, finish, nd, idx)

@@ -211,16 +211,20 @@ gp_reduce_outer(typename R::out_t* __restrict__ out, typename R::acc_t* __restri
     A acc[VO];
 #pragma unroll
     for (int c = 0; c < VO; ++c) acc[c] = r.tfinish(t[c]);
-    if (TY > 1) {  // combine the TY partial states of each output column in shared memory
-        A* sm = slots.ptr();
+    if (TY > 1) {  // combine the TY partial states of each output column: a tree in shared
+        A* sm = slots.ptr();  // memory, log2(TY) steps (a serial loop in row 0 took TY - 1)
 #pragma unroll
         for (int c = 0; c < VO; ++c) sm[(ty * TX + tx) * VO + c] = acc[c];
         __syncthreads();
-        if (ty == 0) {
-            for (int y = 1; y < TY; ++y) {
+        for (int h = TY >> 1; h > 0; h >>= 1) {
+            if (ty < h) {
 #pragma unroll
-                for (int c = 0; c < VO; ++c) acc[c] = r.combine(acc[c], sm[(y * TX + tx) * VO + c]);
+                for (int c = 0; c < VO; ++c) {
+                    acc[c] = r.combine(acc[c], sm[((ty + h) * TX + tx) * VO + c]);
+                    sm[(ty * TX + tx) * VO + c] = acc[c];
+                }
             }
+            __syncthreads();
         }
     }
     if (ty == 0 && active) {
