@@ -222,6 +222,7 @@ def test_staging_pool_allocates_once_and_is_exclusive():
     assert pool.try_acquire()
     try:
         assert not pool.release(waited.append, timeout=0.01)   # in use: nothing freed
+        assert not pool.release(waited.append, timeout=0)
     finally:
         pool.lock.release()
 

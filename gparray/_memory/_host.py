@@ -148,7 +148,8 @@ class StagingPool:
         """Free the buffers (after ``wait(event)`` on every pending event: a DMA may still
         read one) and forget the events; False when a transfer holds the pool for more
         than ``timeout`` seconds (nothing is freed then)."""
-        if not self.lock.acquire(timeout=timeout):
+        got = self.lock.acquire(timeout=timeout) if timeout > 0 else self.lock.acquire(blocking=False)
+        if not got:
             return False
         try:
             for ev in self.pending:
@@ -192,12 +193,12 @@ def _event_synchronize(ev):
     _backend.cupy().cuda.runtime.eventSynchronize(ev.ptr)
 
 
-def release_staging() -> bool:
+def release_staging(timeout: float = 5.0) -> bool:
     """Free the staging buffers (they come back at the next staged transfer); False when a
-    transfer was using them."""
+    transfer kept them for more than ``timeout`` seconds (0: do not wait)."""
     if _pool is None or _pool.buffers is None:
         return True
     try:
-        return _pool.release(_event_synchronize)
+        return _pool.release(_event_synchronize, timeout)
     except Exception:   # a lost context at exit: the driver frees the memory with it
         return False
