@@ -79,9 +79,12 @@ def to_dlpack(x, *, stream=None, max_version=None, dl_device=None, copy=None):
             if copy is False:
                 raise BufferError("__dlpack__: exporting to the CPU needs a copy, but copy=False")
             host = _transfer.to_host(x)
+            # ``host`` is already the copy, and nothing else refers to it: NumPy's
+            # __dlpack__(copy=True) would copy it once more (it made numpy.from_dlpack(x,
+            # device="cpu") twice as slow as one download)
             if max_version is None:
                 return host.__dlpack__()
-            return host.__dlpack__(max_version=max_version, copy=True)
+            return host.__dlpack__(max_version=max_version)
         if dev_type != kDLCUDA:
             raise BufferError(f"__dlpack__: unsupported dl_device {dl_device!r}")
         if dev_id != x._device._id:

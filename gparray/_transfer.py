@@ -6,16 +6,31 @@ This module sits below the Array layer: it takes layouts (gparray Arrays, or
 Blocks holding C-contiguous data; ``gparray/_array.py`` wraps the blocks into Arrays. Every
 CUDA call here goes through ``gparray._kernels._faults.checked``, so a lost context is
 reported as a kernel fault.
+
+Host transfers take one of three paths (all on the current stream):
+
+* pinned host memory (``gparray.cuda.pinned_empty``, any ``cudaHostAlloc``/``Register``ed
+  or managed memory; ``_memory._host.is_pinned``): one DMA, then a wait for it, so that the
+  host array may change (or be read) as soon as the call returns;
+* pageable memory of at least ``_staging.STAGE_MIN`` bytes: staged through the pinned
+  buffers of ``_memory._host.staging()`` (``gparray/_staging.py``: CPU copies overlapping the
+  DMAs); when another thread is using those buffers, or pinned memory cannot be had, the
+  direct path below;
+* anything else: one ``cudaMemcpyAsync`` from or to the pageable memory (the driver stages
+  it: it returns once the source is read).
 """
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 
-from . import _backend, _memory
+from . import _backend, _memory, _staging
 from ._engine import _elementwise as _ew
 from ._engine import _index
 from ._engine._shapes import Layout
 from ._kernels import _faults
+from ._memory import _host
 
 _H2D, _D2H = 1, 2
 
@@ -58,20 +73,57 @@ def contiguous(x, dtype=None):
 
 def from_host(a: np.ndarray, dev):
     """A new pool Block on ``dev`` holding the bytes of the C-contiguous NumPy array ``a``
-    (queued on the current stream)."""
-    buf = _memory.alloc(a.nbytes, dev._id)
-    if a.nbytes:
+    (queued on the current stream). ``a`` has been read completely when this returns: the
+    caller may change it; the copy may still be in flight from gparray's own staging
+    buffers, ordered before any later work on the stream."""
+    n = a.nbytes
+    buf = _memory.alloc(n, dev._id)
+    if n:
         cp = _backend.cupy()
+        src = a.ctypes.data
         with on_device(dev), _faults.checked("asarray"):
-            cp.cuda.runtime.memcpyAsync(buf.ptr, a.ctypes.data, a.nbytes, _H2D, stream().ptr)
+            s = stream().ptr
+            if _host.is_pinned(a, src):
+                # one DMA straight from the caller's memory: wait for it, or a change the
+                # caller makes after we return could reach the device
+                cp.cuda.runtime.memcpyAsync(buf.ptr, src, n, _H2D, s)
+                cp.cuda.runtime.streamSynchronize(s)
+            elif n < _staging.STAGE_MIN or not _staged(_H2D, buf.ptr, src, n, dev._id, s):
+                cp.cuda.runtime.memcpyAsync(buf.ptr, src, n, _H2D, s)
     return buf
 
 
-def to_host(x) -> np.ndarray:
-    """Layout ``x`` downloaded into a new C-contiguous NumPy array (a non-contiguous ``x``
-    is copied to contiguous device memory first); synchronizes the current stream."""
-    out = np.empty(x._shape, dtype=x._dtype)
-    if out.nbytes == 0:
+def _check_out(x, out) -> None:
+    """``to_host``'s ``out``: a writeable C-contiguous NumPy array of x's shape and dtype."""
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"to_host: out must be a NumPy array, got {type(out).__name__}")
+    if out.dtype != x._dtype:
+        raise TypeError(f"to_host: out has dtype {out.dtype}, the array {x._dtype}")
+    if out.shape != tuple(x._shape):
+        raise ValueError(f"to_host: out has shape {out.shape}, the array {tuple(x._shape)}")
+    if not out.flags.c_contiguous:
+        raise ValueError("to_host: out must be C-contiguous")
+    if not out.flags.writeable:
+        raise ValueError("to_host: out is read-only")
+
+
+def to_host(x, out: np.ndarray | None = None) -> np.ndarray:
+    """Layout ``x`` downloaded into a new C-contiguous NumPy array, or into ``out`` (a
+    writeable C-contiguous NumPy array of x's shape and dtype; pinned memory takes one DMA);
+    a non-contiguous ``x`` is copied to contiguous device memory first. Synchronizes the
+    current stream: the result is complete when this returns.
+
+    A new result is ``numpy.empty`` (pageable, its pages not yet touched): on the staged
+    path its first-touch page faults happen in the CPU copies out of the pinned buffers,
+    which overlap the DMAs of the next chunks, instead of in front of the transfer."""
+    if out is None:
+        out = np.empty(x._shape, dtype=x._dtype)
+        given = False
+    else:
+        _check_out(x, out)
+        given = True
+    n = out.nbytes
+    if n == 0:
         return out
     keep = None  # the contiguous copy, alive until the download is done
     if x._is_c_contig():
@@ -80,13 +132,77 @@ def to_host(x) -> np.ndarray:
         keep = contiguous(x)
         ptr = keep.ptr
     cp = _backend.cupy()
+    dst = out.ctypes.data
     with on_device(x._device):
         with _faults.checked("to host"):
             s = stream()
-            cp.cuda.runtime.memcpyAsync(out.ctypes.data, ptr, out.nbytes, _D2H, s.ptr)
+            if ((given and _host.is_pinned(out, dst)) or n < _staging.STAGE_MIN
+                    or not _staged(_D2H, dst, ptr, n, x._device._id, s.ptr)):
+                cp.cuda.runtime.memcpyAsync(dst, ptr, n, _D2H, s.ptr)
             s.synchronize()
         _index.check_pending(x._device._id, s.ptr)  # an out-of-range index an earlier gather met
     return out
+
+
+class _Copier:
+    """The CUDA side of ``_staging.upload``/``download``: ``ctypes.memmove`` for the CPU
+    copies (glibc's memcpy, the GIL released), ``cudaMemcpyAsync`` on stream ``s`` for the
+    DMAs, one reusable event per (device, buffer) of the staging pool."""
+
+    __slots__ = ("pool", "kind", "s", "dev_id", "rt", "event_cls")
+
+    def __init__(self, pool, kind: int, s: int, dev_id: int):
+        cp = _backend.cupy()
+        self.pool, self.kind, self.s, self.dev_id = pool, kind, s, dev_id
+        self.rt, self.event_cls = cp.cuda.runtime, cp.cuda.Event
+
+    def host_copy(self, dst: int, src: int, n: int) -> None:
+        ctypes.memmove(dst, src, n)
+
+    def dma(self, dst: int, src: int, n: int) -> None:
+        self.rt.memcpyAsync(dst, src, n, self.kind, self.s)
+
+    def record(self, b: int) -> None:
+        key = (self.dev_id, b)
+        ev = self.pool.events.get(key)
+        if ev is None:   # created on the current device, which is dev_id (on_device)
+            ev = self.pool.events[key] = self.event_cls(block=False, disable_timing=True)
+        self.rt.eventRecord(ev.ptr, self.s)
+        self.pool.pending[b] = ev
+
+    def wait(self, b: int) -> None:
+        ev = self.pool.pending[b]
+        if ev is not None:
+            self.rt.eventSynchronize(ev.ptr)
+            self.pool.pending[b] = None
+
+
+def _staged(kind: int, dst: int, src: int, n: int, dev_id: int, s: int) -> bool:
+    """Copy ``n`` bytes through the staging buffers (``kind``: host-to-device or
+    device-to-host, on stream ``s`` of the current device ``dev_id``); False, with nothing
+    done, when another thread is using them or pinned memory cannot be had."""
+    pool = _host.staging(_staging.NBUF, _staging.BUFFER_BYTES)
+    if not pool.try_acquire():
+        return False
+    try:
+        bufs = pool.ptrs()
+        if bufs is None:
+            return False
+        run = _staging.upload if kind == _H2D else _staging.download
+        try:
+            pool.next = run(_Copier(pool, kind, s, dev_id), dst, src, n, bufs, pool.next,
+                            buffer_bytes=pool.buffer_bytes)
+        except BaseException:
+            # a DMA queued but not yet marked (an error or KeyboardInterrupt between the
+            # two) must not meet the next transfer's use of its buffer: let the stream drain
+            try:
+                _backend.cupy().cuda.runtime.streamSynchronize(s)
+            except Exception:
+                pass
+            raise
+        return True
+    finally:
+        pool.lock.release()
 
 
 def to_device(x, dev):

@@ -3,10 +3,10 @@
 Every import statement of gparray/_engine/ and gparray/_kernels/ is read with ``ast``
 (module level and inside functions, relative and absolute): none may name the Array layer,
 the transfer layer or a namespace module, and the kernels may not import the engines. The
-transfer layer (gparray/_transfer.py, gparray/_dlpack.py) may not import the Array layer or
-anything above it, and the Array layer (gparray/_array.py and the NumPy-style methods Array
-inherits, gparray/_array_methods.py) imports no namespace module (gparray._creation
-included) while it is being imported."""
+transfer layer (gparray/_transfer.py, gparray/_dlpack.py, gparray/_staging.py) may not
+import the Array layer or anything above it, and the Array layer (gparray/_array.py and
+the NumPy-style methods Array inherits, gparray/_array_methods.py) imports no namespace
+module (gparray._creation included) while it is being imported."""
 import ast
 import pathlib
 
@@ -23,7 +23,7 @@ FOUNDATION = {"_dtypes", "_memory", "_backend", "_device", "_version", "_constan
 # 2. engines: take and return buffers and layouts (may import the foundation and each other)
 ENGINES = {"_engine"}
 # 3. transfers and DLPack export on layouts (import engines; imported by the Array layer)
-TRANSFER = {"_transfer", "_dlpack"}
+TRANSFER = {"_transfer", "_dlpack", "_staging"}
 # 4. the Array layer: Array and the Array-building helpers (_empty, _copy, _from_host, ...),
 #    and the NumPy-style methods Array inherits
 ARRAY = {"_array", "_array_methods", "_numpy_interop"}

@@ -1,5 +1,6 @@
 """gparray.cuda: the CUDA runtime side of gparray (devices, synchronization, memory pool
-statistics and limits, kernel cache control, the host conversion policy, user kernels)."""
+statistics and limits, kernel cache control, the host conversion policy, pinned host
+memory and downloads into it, user kernels)."""
 from __future__ import annotations
 
 from .._backend import CUDAUnavailableError, device_count, has_cuda
@@ -11,6 +12,7 @@ from .._kernels._compile import KernelCompileError
 from .._kernels._faults import KernelFaultError
 from ._memory_api import *  # noqa: F401,F403  (memory_stats, empty_cache, OutOfMemoryError, ...)
 from ._memory_api import __all__ as _memory_all
+from ._host_api import pinned_empty, to_host
 from ._user_kernels import UserKernel, UserKernelCompileError, UserModule, compile_kernel
 
 
@@ -58,5 +60,5 @@ def kernel_cache_info() -> dict:
 __all__ = ["CUDAUnavailableError", "Device", "KernelCompileError", "KernelFaultError", "UserKernel",
            "UserKernelCompileError", "UserModule", "clear_kernel_cache", "compile_kernel", "current_device",
            "device_count",
-           "has_cuda", "kernel_cache_dir", "kernel_cache_info", "synchronize",
+           "has_cuda", "kernel_cache_dir", "kernel_cache_info", "pinned_empty", "synchronize", "to_host",
            "HostConversionWarning", "get_host_conversion", "host_conversion", "set_host_conversion"] + list(_memory_all)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .. import _backend, _memory
 from .._device import normalize_device
-from .._memory import OutOfMemoryError
+from .._memory import OutOfMemoryError, _host
 
 __all__ = [
     "OutOfMemoryError", "memory_stats", "memory_allocated", "memory_reserved",
@@ -80,12 +80,16 @@ def reset_peak_memory_stats(device=None) -> None:
 
 
 def empty_cache(device=None) -> None:
-    """Return every unused cached segment of the device's pool to the device.
+    """Return every unused cached segment of the device's pool to the device, and the
+    pinned host buffers that large host transfers are staged through (24 MiB, shared by
+    every device; allocated again at the next such transfer; kept when a transfer in
+    another thread is using them) to the system.
 
     Synchronizes the device first. Memory still referenced by arrays stays; once every
     array is gone, ``memory_reserved()`` is 0 after this call.
     """
     _pool(device, "empty_cache").empty_cache()
+    _host.release_staging(timeout=0)   # kept while another thread's transfer uses them
 
 
 def memory_snapshot(device=None) -> list:
