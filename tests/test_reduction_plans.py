@@ -93,6 +93,14 @@ def test_tall_narrow_columns_use_many_threads_along_the_reduced_axis():
     assert p.finish == (32, 1, 1, 8)  # a warp per output combines the 97 splits' states
 
 
+def test_one_block_wide_outer_reductions_split_into_more_blocks():
+    p = _plan((1 << 22, 16), (0,))
+    assert (p.strategy, p.group, p.bx) == ("outer", 4, 1)
+    assert p.splits == _reduce.NARROW_OUTER_BLOCKS_PER_SM * SMS and p.finish[0] == 32
+    q = _plan((1 << 16, 4096), (0,))  # many blocks across the kept space: the usual count
+    assert q.bx > 1 and q.bx * q.splits <= _reduce.OUTER_BLOCKS_PER_SM * SMS
+
+
 def test_tiny_rows_use_a_thread_per_output():
     p = _plan((100000, 7), (1,))
     assert (p.strategy, p.group, p.splits) == ("outer", 1, 1)

@@ -464,3 +464,16 @@ def test_public_to_host_refuses_non_arrays():
     with pytest.raises(TypeError, match="to_host: expected a gparray Array"):
         xp.cuda.to_host(np.zeros(3))
     assert "pinned_empty" in xp.cuda.__all__ and "to_host" in xp.cuda.__all__
+
+
+@pytest.mark.parametrize("n", [0, 1, (2 << 20) - 1, 2 << 20, (2 << 20) + 1, (5 << 20) + 12345])
+@pytest.mark.parametrize("parts", [1, 2, 3, 4])
+def test_parallel_memmove_copies_every_byte_once(monkeypatch, n, parts):
+    from gparray import _transfer
+    monkeypatch.setattr(_transfer, "HOST_COPY_PARTS", parts)
+    rng = np.random.default_rng(n + parts)
+    src = rng.integers(0, 256, n + 64, dtype=np.uint8)
+    dst = np.zeros(n + 64, dtype=np.uint8)
+    _transfer._parallel_memmove(dst.ctypes.data + 32, src.ctypes.data + 16, n)
+    np.testing.assert_array_equal(dst[32:32 + n], src[16:16 + n])
+    assert not dst[:32].any() and not dst[32 + n:].any()  # nothing outside the range
