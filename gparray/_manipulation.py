@@ -9,6 +9,7 @@ views of a new C-contiguous output; the layouts of those views come from the pur
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 
 from . import _dtypes as _dt
@@ -227,7 +228,7 @@ def concat(arrays, /, *, axis=0):
 
     arrays, dtype = _join_checks(arrays, "concat")
     if axis is None:
-        ks = [a.size for a in arrays]
+        ks = [math.prod(a._shape) for a in arrays]
         out = _empty((sum(ks),), dtype, arrays[0]._device)
         _join.join(out, arrays, 0, ks)
         return out

@@ -25,7 +25,7 @@ from hypothesis import given, settings, strategies as st
 import gparray as xp
 from gparray._engine import _join
 from gparray._kernels import _compile
-from gparray._kernels._launcher import layout
+from gparray._kernels._launcher import _values, layout
 
 from _fakes import FakeArray
 
@@ -533,7 +533,11 @@ def test_launch_decoded_runs_to_numpy(monkeypatch, count):
     cap = _join.param_cap(n)
     if cap is not None:
         assert expr == f"gp_join_params<{cap}>" and not uploads
-        vals = struct.unpack(f"<{cap + 1 + 5 * cap}q", tab.tobytes())
+        # the parameter buffer the launcher packs from these values (Python path)
+        st_, kinds, size, offs = layout(_join._proto(cap))
+        raw = st_.pack(*_values(args, kinds))
+        assert len(raw) == size and struct.unpack_from("<Qqqi", raw) == (obase, pitch, rows, n)
+        vals = struct.unpack_from(f"<{cap + 1 + 5 * cap}q", raw, offs[4])
         starts, pieces = vals[:n + 1], np.array(vals[cap + 1:cap + 1 + 5 * n]).reshape(n, 5)
     else:
         assert expr == "gp_join_table" and len(allocs) == 1 and allocs[0].stream == 77

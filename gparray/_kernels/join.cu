@@ -45,6 +45,27 @@ struct Piece {
     long long shift;          // log2 of the unit size in bytes, 0..4
 };
 
+// Loads of the sources through the read-only path (the sources' addresses come from the
+// table, so the compiler cannot tell they are global: without this it emits generic loads).
+// No source is written during the launch: the output is a new allocation.
+__device__ __forceinline__ void load(unsigned char& v, const char* p) {
+    unsigned short t;
+    asm volatile("ld.global.nc.u8 %0, [%1];" : "=h"(t) : "l"(p));
+    v = static_cast<unsigned char>(t);
+}
+__device__ __forceinline__ void load(unsigned short& v, const char* p) {
+    asm volatile("ld.global.nc.u16 %0, [%1];" : "=h"(v) : "l"(p));
+}
+__device__ __forceinline__ void load(unsigned int& v, const char* p) {
+    asm volatile("ld.global.nc.u32 %0, [%1];" : "=r"(v) : "l"(p));
+}
+__device__ __forceinline__ void load(unsigned long long& v, const char* p) {
+    asm volatile("ld.global.nc.u64 %0, [%1];" : "=l"(v) : "l"(p));
+}
+__device__ __forceinline__ void load(b16& v, const char* p) {
+    asm volatile("ld.global.nc.v2.u64 {%0, %1}, [%2];" : "=l"(v.lo), "=l"(v.hi) : "l"(p));
+}
+
 template <int NV>
 struct Table {
     long long start[NV + 1];  // first tile of each piece; start[n] = the grid
@@ -98,7 +119,7 @@ __device__ __forceinline__ void copy_tile(char* __restrict__ out, long long pitc
     for (int j = 0; j < IT; ++j) {
         d[j] = -1;
         if (base + static_cast<long long>(j) * GP_JOIN_BLOCK < n) {
-            v[j] = *reinterpret_cast<const U*>(src + r * p.src_pitch + c * S);
+            load(v[j], src + r * p.src_pitch + c * S);
             d[j] = r * pitch + c * S;
         }
         if (MODE != 0) {
