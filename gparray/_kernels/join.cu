@@ -4,10 +4,11 @@
 // The C-contiguous output is seen as `rows` rows of `pitch` bytes. Input ("piece") i fills
 // the byte columns [col, col + width) of every row; its own rows start at `src` and are
 // `src_pitch` bytes apart (any sign; 0 for rows broadcast by a stride-0 view), each row
-// C-contiguous. The pieces' bytes are cut into tiles of GP_JOIN_TILE_UNITS units of
-// 2^shift bytes (the largest power of two up to 16 that divides the piece's source and
-// destination addresses, widths and pitches: the host picks it, so every access is
-// aligned); block b copies tile b - start[i] of the piece i with start[i] <= b < start[i + 1].
+// C-contiguous. A piece is moved in units of 2^shift bytes (the largest power of two up to
+// 16 that divides its source and destination addresses, width and, over several rows, both
+// pitches: the host picks it, so every access is aligned) and cut into tiles of
+// GP_JOIN_BLOCK * GP_JOIN_ITEMS units (16-byte units: GP_JOIN_BLOCK * 2, 8 KiB); block b
+// copies tile b - start[i] of the piece i with start[i] <= b < start[i + 1].
 // Pieces hold at least one byte (the host leaves empty inputs out), so the starts rise
 // strictly and every block finds exactly one piece.
 //
@@ -24,8 +25,6 @@
 // read lies in the piece's rows and every write in its columns of the output. Offsets are
 // 64-bit; the division by the units per row is 32-bit when the piece has fewer than 2^32
 // units and is skipped when the output has one row.
-#include "gp/types.cuh"
-
 #define GP_JOIN_BLOCK 256
 #define GP_JOIN_ITEMS 4  // units per thread for units of up to 8 bytes; 16-byte units: 2
 
