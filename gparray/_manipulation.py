@@ -2,17 +2,20 @@
 allows (reshape of contiguous data, broadcast_to, expand_dims, squeeze, permute_dims,
 flip, moveaxis), copies otherwise (concat, stack, roll, tile, repeat).
 
-Every copy is one or a few strided copies (``_ew.copy_into``) of views of the source into
+``concat`` and ``stack`` are one launch of the join engine (gparray/_engine/_join.py). The
+other copies are one or a few strided copies (``_ew.copy_into``) of views of the source into
 views of a new C-contiguous output; the layouts of those views come from the pure helpers
 ``roll_plan``, ``tile_layout`` and ``repeat_layout`` (tested on the CPU tier)."""
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 
 from . import _dtypes as _dt
 from ._array import Array
 from ._engine import _elementwise as _ew
+from ._engine import _join
 from ._engine import _shapes
 
 
@@ -197,55 +200,67 @@ def flip(x, /, *, axis=None):
 
 
 def _join_checks(arrays, name):
-    """The arrays as a list and their result dtype; checks type, count and device."""
+    """The arrays as a list and their result dtype; checks type, count and device (in
+    passes of plain attribute reads: concat of a thousand arrays stays cheap on the host)."""
     arrays = list(arrays)
     if not arrays:
         raise ValueError(f"{name}: need at least one array")
-    for a in arrays:
-        _check(a, name)
-    if len({a._device for a in arrays}) > 1:
+    if list(map(type, arrays)).count(Array) != len(arrays):
+        for a in arrays:
+            _check(a, name)
+    devices = [a._device for a in arrays]
+    if devices.count(devices[0]) != len(devices):   # identity first, then Device ==
         raise ValueError(f"{name}: arrays are on different devices")
-    return arrays, _dt._result_type(*(a._dtype for a in arrays))
+    dtypes = [a._dtype for a in arrays]
+    if dtypes.count(dtypes[0]) == len(dtypes):
+        return arrays, dtypes[0]
+    # promotion is order-independent and idempotent: each dtype once
+    return arrays, _dt._result_type(*set(dtypes))
 
 
 def concat(arrays, /, *, axis=0):
-    """Join ``arrays`` along an existing axis (axis=None: flatten first)."""
+    """Join ``arrays`` along an existing axis (axis=None: their flattened elements, C order).
+
+    One launch of the join engine (gparray/_engine/_join.py) writes every input of the
+    result's dtype whose layout it can walk; any other input (a different dtype, or e.g. a
+    transposed view) is copied into its place on its own."""
     from ._creation import _empty
 
     arrays, dtype = _join_checks(arrays, "concat")
     if axis is None:
-        arrays = [reshape(a, (-1,)) for a in arrays]
-        axis = 0
-    nd = arrays[0].ndim
+        ks = [math.prod(a._shape) for a in arrays]
+        out = _empty((sum(ks),), dtype, arrays[0]._device)
+        _join.join(out, arrays, 0, ks)
+        return out
+    shapes = [a._shape for a in arrays]
+    s0 = shapes[0]
+    nd = len(s0)
     if nd == 0:
         raise ValueError("concat: zero-dimensional arrays cannot be concatenated")
     axis = _shapes.normalize_axis(axis, nd, "concat")
-    for a in arrays:
-        if a.ndim != nd or any(a._shape[i] != arrays[0]._shape[i] for i in range(nd) if i != axis):
-            raise ValueError(f"concat: shapes {[a._shape for a in arrays]} do not match off axis {axis}")
-    shape = list(arrays[0]._shape)
-    shape[axis] = sum(a._shape[axis] for a in arrays)
-    out = _empty(tuple(shape), dtype, arrays[0]._device)
-    pos = 0
-    for a in arrays:
-        k = a._shape[axis]
-        if k:
-            view = out._view(out._offset + pos * out._strides[axis],
-                             a._shape, out._strides)
-            _ew.copy_into(view, a)
-        pos += k
+    if len(set(shapes)) > 1 and (len({len(s) for s in shapes}) > 1
+                                 or len({s[:axis] + s[axis + 1:] for s in shapes}) > 1):
+        raise ValueError(f"concat: shapes {shapes} do not match off axis {axis}")
+    ks = [s[axis] for s in shapes]
+    out = _empty(s0[:axis] + (sum(ks),) + s0[axis + 1:], dtype, arrays[0]._device)
+    _join.join(out, arrays, axis, ks)
     return out
 
 
 def stack(arrays, /, *, axis=0):
-    """Join same-shaped ``arrays`` along a new axis."""
+    """Join same-shaped ``arrays`` along a new axis (one launch of the join engine, as
+    ``concat``)."""
+    from ._creation import _empty
+
     arrays, dtype = _join_checks(arrays, "stack")
-    shape = arrays[0]._shape
-    if any(a._shape != shape for a in arrays):
+    shapes = {a._shape for a in arrays}
+    if len(shapes) > 1:
         raise ValueError(f"stack: all arrays must have the same shape, got {[a._shape for a in arrays]}")
-    nd = len(shape) + 1
-    axis = _shapes.normalize_axis(axis, nd, "stack")
-    return concat([expand_dims(a, axis=axis) for a in arrays], axis=axis)
+    shape = arrays[0]._shape
+    axis = _shapes.normalize_axis(axis, len(shape) + 1, "stack")
+    out = _empty(shape[:axis] + (len(arrays),) + shape[axis:], dtype, arrays[0]._device)
+    _join.join(out, arrays, axis, [1] * len(arrays))
+    return out
 
 
 def unstack(x, /, *, axis=0):

@@ -17,14 +17,14 @@ from ._kernels import _instances
 
 def instances(include_ops: bool = True) -> dict[str, list[str]]:
     """Every registered instance, by family: the kernels' own (gparray/_kernels/_instances.py),
-    the engines' (reduce, scan, search, index, sort, sets, matmul, linalg_small) and, when
+    the engines' (reduce, scan, search, index, sort, sets, matmul, join, linalg_small) and, when
     ``include_ops``, every instance the elementwise function table declares (``op.instances()``)."""
     from . import _elementwise_funcs
-    from ._engine import _index, _matmul_int, _reduce, _scan, _search, _sets, _solver, _sort
+    from ._engine import _index, _join, _matmul_int, _reduce, _scan, _search, _sets, _solver, _sort
 
     extra = {"reduce": _reduce.instances(), "scan": _scan.instances(), "search": _search.instances(),
              "index": _index.instances(), "sort": _sort.instances(),
-             "sets": _sets.instances(), "matmul": _matmul_int.instances(),
+             "sets": _sets.instances(), "matmul": _matmul_int.instances(), "join": _join.instances(),
              _solver.SMALL_FAMILY: _solver.instances()}
     if include_ops:
         extra["elementwise"] = _elementwise_funcs.kernel_instances()
