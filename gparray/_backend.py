@@ -6,6 +6,8 @@ raises one clear :class:`CUDAUnavailableError`.
 """
 from __future__ import annotations
 
+import contextlib
+
 _cupy = None
 _error: Exception | None = None
 _device_count: int | None = None
@@ -37,6 +39,14 @@ def cupy():
     if device_count() == 0:
         raise CUDAUnavailableError("gparray: no CUDA device was found")
     return cp
+
+
+def on_device(device_id: int):
+    """A context making device ``device_id`` current (nothing to do when it already is)."""
+    cp = cupy()
+    if cp.cuda.runtime.getDevice() == device_id:
+        return contextlib.nullcontext()
+    return cp.cuda.Device(device_id)
 
 
 def cupy_module():

@@ -565,7 +565,7 @@ def install(monkeypatch, mem):
 
     monkeypatch.setattr(_solver, "_libs", lambda: libs)
     monkeypatch.setattr(_solver, "_handles", lambda dev: (SOLVER_HANDLE, BLAS_HANDLE))
-    monkeypatch.setattr(_solver, "_device", lambda dev: contextlib.nullcontext())
+    monkeypatch.setattr(_solver._backend, "on_device", lambda dev: contextlib.nullcontext())
     monkeypatch.setattr(_solver, "_alloc", alloc)
     monkeypatch.setattr(_solver, "_ptr_array", ptr_array)
     return libs

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _backend
 from .._kernels import _faults
 from . import _solver
 
@@ -55,7 +56,7 @@ def geev(dtype: str, n: int, a: int, count: int, w: int, vr: int, info: int, dev
     ta, tw = CUDA_TYPE[dtype], CUDA_TYPE[ct.name]
     isz, csz = dt.itemsize, ct.itemsize
     step = n * n * isz
-    with _solver._device(dev), _faults.checked("eig"):
+    with _backend.on_device(dev), _faults.checked("eig"):
         cs, _ = _solver._libs()
         h, _b = _solver._handles(dev)
         if vr:

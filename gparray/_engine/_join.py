@@ -37,7 +37,6 @@ copy on host memory against NumPy).
 """
 from __future__ import annotations
 
-import contextlib
 import struct
 from typing import NamedTuple
 
@@ -280,14 +279,6 @@ def _proto(cap: int):
     return (_P0, _I64, _I64, _I32, np.zeros((), dtype=np.dtype((np.void, nbytes)))[()])
 
 
-def _device(dev: int):
-    """A context making ``dev`` the current device (nothing when it already is)."""
-    cp = _backend.cupy()
-    if cp.cuda.runtime.getDevice() == dev:
-        return contextlib.nullcontext()
-    return cp.cuda.Device(dev)
-
-
 def launch(out, pl: JoinPlan) -> None:
     """The one launch of ``pl``'s pieces into ``out`` (nothing when there are none)."""
     if pl.grid == 0:
@@ -307,7 +298,7 @@ def launch(out, pl: JoinPlan) -> None:
     if k is None:
         k = kernel(FAMILY, "gp_join_table", dev, (_P0, _I64, _I64, _I32, _P0))
     cp = _backend.cupy()
-    with _device(dev):
+    with _backend.on_device(dev):
         s = cp.cuda.get_current_stream()
         blk = _memory.alloc(tab.nbytes, dev, s.ptr)
         with _faults.checked("concat: piece table upload"):

@@ -28,7 +28,6 @@ hand over so that no extra transposition is needed (see its modules).
 from __future__ import annotations
 
 import collections
-import contextlib
 import ctypes
 import os
 import threading
@@ -110,14 +109,6 @@ def _handles(dev: int):
     return h, b
 
 
-def _device(dev: int):
-    """A context making ``dev`` the current device (nothing when it already is)."""
-    cp = _backend.cupy()
-    if cp.cuda.runtime.getDevice() == dev:
-        return contextlib.nullcontext()
-    return cp.cuda.Device(dev)
-
-
 def _alloc(nbytes: int, dev: int):
     """A temporary pool Block on ``dev`` for the current stream."""
     return _memory.alloc(nbytes, dev)
@@ -153,7 +144,7 @@ def potrf(dtype: str, n: int, a: int, count: int, uplo: int, info: int, dev: int
         return
     _check_sizes("cholesky", n, count)
     p, isz = PREFIX[dtype], np.dtype(dtype).itemsize
-    with _device(dev), _faults.checked("cholesky"):
+    with _backend.on_device(dev), _faults.checked("cholesky"):
         cs, _ = _libs()
         h, _b = _handles(dev)
         step = n * n * isz
@@ -178,7 +169,7 @@ def getrf(dtype: str, n: int, a: int, count: int, ipiv: int, info: int, dev: int
         return
     _check_sizes("getrf", n, count)
     p, isz = PREFIX[dtype], np.dtype(dtype).itemsize
-    with _device(dev), _faults.checked("getrf"):
+    with _backend.on_device(dev), _faults.checked("getrf"):
         cs, cb = _libs()
         h, hb = _handles(dev)
         step = n * n * isz
@@ -202,7 +193,7 @@ def getrs(dtype: str, trans: int, n: int, nrhs: int, a: int, ipiv: int, b: int, 
         return
     _check_sizes("getrs", n, nrhs, count)
     p, isz = PREFIX[dtype], np.dtype(dtype).itemsize
-    with _device(dev), _faults.checked("getrs"):
+    with _backend.on_device(dev), _faults.checked("getrs"):
         cs, cb = _libs()
         h, hb = _handles(dev)
         sa, sb = n * n * isz, n * nrhs * isz
@@ -234,7 +225,7 @@ def inv(dtype: str, n: int, a: int, count: int, out: int, ipiv: int, info: int, 
         getrf(dtype, n, a, count, ipiv, info, dev)
         getrs(dtype, OP_N, n, n, a, ipiv, out, count, dev)
         return
-    with _device(dev), _faults.checked("inv"):
+    with _backend.on_device(dev), _faults.checked("inv"):
         _cs, cb = _libs()
         _h, hb = _handles(dev)
         step = n * n * isz
@@ -264,7 +255,7 @@ def inv_small(dtype: str, n: int, x: int, count: int, sb: int, s0: int, s1: int,
         return
     args = (np.uint64(out), np.uint64(x), np.uint64(info), np.int64(count), np.int64(sb), np.int64(s0),
             np.int64(s1))
-    with _device(dev), _faults.checked("inv"):
+    with _backend.on_device(dev), _faults.checked("inv"):
         launch(SMALL_FAMILY, small_name(dtype, n), dev, (count + INV_SMALL_THREADS - 1) // INV_SMALL_THREADS, args,
                0, INV_SMALL_THREADS)
 
@@ -288,7 +279,7 @@ def geqrf(dtype: str, m: int, n: int, a: int, count: int, tau: int, dev: int) ->
     _check_sizes("qr", m, n, count)
     p, isz = PREFIX[dtype], np.dtype(dtype).itemsize
     k = min(m, n)
-    with _device(dev), _faults.checked("qr"):
+    with _backend.on_device(dev), _faults.checked("qr"):
         cs, _ = _libs()
         h, _b = _handles(dev)
         lwork = _fn(cs, p, "geqrf_bufferSize")(h, m, n, a, m)
@@ -308,7 +299,7 @@ def orgqr(dtype: str, m: int, nq: int, k: int, q: int, q_step: int, count: int, 
     _check_sizes("qr", m, nq, count)
     p, isz = PREFIX[dtype], np.dtype(dtype).itemsize
     name = "orgqr" if p in "sd" else "ungqr"
-    with _device(dev), _faults.checked("qr"):
+    with _backend.on_device(dev), _faults.checked("qr"):
         cs, _ = _libs()
         h, _b = _handles(dev)
         lwork = _fn(cs, p, name + "_bufferSize")(h, m, nq, k, q, m, tau)
@@ -333,7 +324,7 @@ def syevd(dtype: str, n: int, a: int, count: int, w: int, vectors: bool, uplo: i
     rsz = np.dtype(REAL[dtype]).itemsize
     jobz = EIG_VECTOR if vectors else EIG_NOVECTOR
     herm = "sy" if p in "sd" else "he"
-    with _device(dev), _faults.checked("eigh"):
+    with _backend.on_device(dev), _faults.checked("eigh"):
         cs, _ = _libs()
         h, _b = _handles(dev)
         if batched("syevj", n, n, count):
@@ -368,7 +359,7 @@ def gesvd(dtype: str, m: int, n: int, a: int, count: int, s: int, jobu: str, u: 
     _check_sizes("svd", m, n, count)
     p, isz = PREFIX[dtype], np.dtype(dtype).itemsize
     rsz = np.dtype(REAL[dtype]).itemsize
-    with _device(dev), _faults.checked("svd"):
+    with _backend.on_device(dev), _faults.checked("svd"):
         cs, _ = _libs()
         h, _b = _handles(dev)
         lwork = _fn(cs, p, "gesvd_bufferSize")(h, m, n)
@@ -485,7 +476,7 @@ def gesvdp(dtype: str, m: int, n: int, a: int, count: int, s: int, u: int, v: in
     dt, dr = CUDA_TYPE[dtype], CUDA_TYPE[REAL[dtype]]
     jobz = EIG_VECTOR if vectors else EIG_NOVECTOR
     g = _gesvdp_fns()
-    with _device(dev), _faults.checked("svd"):
+    with _backend.on_device(dev), _faults.checked("svd"):
         h, _b = _handles(dev)
         prm = g.params()
         dbytes, hbytes = g.buffer_size(h, prm, jobz, 1, m, n, dt, a, m, dr, s, dt, u, m, dt, v, n, dt)
@@ -510,7 +501,7 @@ def gesvdj_batched(dtype: str, m: int, n: int, a: int, count: int, s: int, u: in
                          "Jacobi SVD (a gparray bug)")
     p, isz = PREFIX[dtype], np.dtype(dtype).itemsize
     jobz = EIG_VECTOR if vectors else EIG_NOVECTOR
-    with _device(dev), _faults.checked("svd"):
+    with _backend.on_device(dev), _faults.checked("svd"):
         cs, _ = _libs()
         h, _b = _handles(dev)
         params = cs.createGesvdjInfo()
