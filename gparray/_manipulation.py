@@ -226,6 +226,14 @@ def concat(arrays, /, *, axis=0):
     transposed view) is copied into its place on its own."""
     from ._creation import _empty
 
+    sc = _join.scan(arrays, axis, False)
+    if sc is not None:  # one dtype and device, shapes that join: checked in one compiled pass
+        dtype, device, ax, addrs, ks = sc
+        s0 = arrays[0]._shape
+        shape = (sum(ks),) if axis is None else s0[:ax] + (sum(ks),) + s0[ax + 1:]
+        out = _empty(shape, dtype, device)
+        _join.join(out, arrays, ax, ks, addrs)
+        return out
     arrays, dtype = _join_checks(arrays, "concat")
     if axis is None:
         ks = [math.prod(a._shape) for a in arrays]
@@ -252,6 +260,13 @@ def stack(arrays, /, *, axis=0):
     ``concat``)."""
     from ._creation import _empty
 
+    sc = _join.scan(arrays, axis, True)
+    if sc is not None:  # one dtype, device and shape: checked in one compiled pass
+        dtype, device, ax, addrs, _ = sc
+        shape = arrays[0]._shape
+        out = _empty(shape[:ax] + (len(arrays),) + shape[ax:], dtype, device)
+        _join.join(out, arrays, ax, [1] * len(arrays), addrs)
+        return out
     arrays, dtype = _join_checks(arrays, "stack")
     shapes = {a._shape for a in arrays}
     if len(shapes) > 1:

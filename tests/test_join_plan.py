@@ -610,7 +610,7 @@ def test_namespace_hands_the_engine_its_geometry(monkeypatch, call, lead, ks, sh
 
     got = []
     monkeypatch.setattr(cr, "_empty", lambda shape, dtype, dev: FakeArray(shape, dtype))
-    monkeypatch.setattr(mp._join, "join", lambda out, arrays, lead_, ks_: got.append((out._shape, lead_, list(ks_))))
+    monkeypatch.setattr(mp._join, "join", lambda out, arrays, lead_, ks_, addrs=None: got.append((out._shape, lead_, list(ks_))))
     out = call(_arr)
     assert got == [(shape, lead, ks)] and out._shape == shape
 

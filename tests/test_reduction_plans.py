@@ -97,6 +97,8 @@ def test_one_block_wide_outer_reductions_split_into_more_blocks():
     p = _plan((1 << 22, 16), (0,))
     assert (p.strategy, p.group, p.bx) == ("outer", 4, 1)
     assert p.splits == _reduce.NARROW_OUTER_BLOCKS_PER_SM * SMS and p.finish[0] == 32
+    w = _plan((1 << 18, 256), (0,))  # one block, but a warp or more across: the usual count
+    assert (w.bx, 1 << w.tx_log2) == (1, 64) and w.splits == _reduce.OUTER_BLOCKS_PER_SM * SMS
     q = _plan((1 << 16, 4096), (0,))  # many blocks across the kept space: the usual count
     assert q.bx > 1 and q.bx * q.splits <= _reduce.OUTER_BLOCKS_PER_SM * SMS
 

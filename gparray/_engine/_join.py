@@ -44,6 +44,7 @@ import numpy as np
 
 from .. import _backend, _memory
 from .._kernels import _faults
+from .._kernels._launcher import _claunch
 from . import _elementwise as _ew
 from . import _shapes
 from ._launch import _kernels, kernel, run
@@ -122,13 +123,27 @@ def _geometry(out, lead: int):
     return rows, shape[lead] * sl, sl
 
 
-def plan(out, arrays, lead: int, ks) -> JoinPlan:
-    """The launch that writes ``arrays`` into ``out`` (see the module docstring)."""
+def scan(arrays, axis, stack: bool):
+    """The compiled one-pass check of a concat (``stack`` False) or stack of many inputs:
+    None (no C extension, or anything unusual: the caller's Python path then checks, promotes
+    and raises), else (dtype, device, axis normalized, the inputs' addresses as int64 bytes,
+    -1 where the engine must look at the layout; ks, or None for stack). See
+    gparray/_kernels/_claunch_join.c."""
+    if _claunch is None or type(arrays) not in (list, tuple):
+        return None
+    return _claunch.join_scan(arrays, axis, stack)
+
+
+def plan(out, arrays, lead: int, ks, addrs=None) -> JoinPlan:
+    """The launch that writes ``arrays`` into ``out`` (see the module docstring); ``addrs``:
+    the inputs' addresses from ``scan`` when the caller has them."""
     rows, pitch, sl = _geometry(out, lead)
     if rows == 0 or pitch == 0:
         return JoinPlan(rows, pitch, 0, [0], [], 0, ())
-    build = _pieces_np if len(arrays) >= NUMPY_FROM else _pieces_py
-    n, starts, pieces, slow = build(out, arrays, lead, ks, rows, pitch, sl)
+    if len(arrays) >= NUMPY_FROM:
+        n, starts, pieces, slow = _pieces_np(out, arrays, lead, ks, rows, pitch, sl, addrs)
+    else:
+        n, starts, pieces, slow = _pieces_py(out, arrays, lead, ks, rows, pitch, sl)
     grid = int(starts[n])
     if grid > GRID_LIMIT:  # > 2^31 tiles (a TiB): every input on its own
         col, slow = 0, []
@@ -181,16 +196,17 @@ def _addresses(arrays, odt) -> np.ndarray:
         return np.full(len(arrays), -1, dtype=np.int64)
 
 
-def _pieces_np(out, arrays, lead, ks, rows, pitch, sl):
+def _pieces_np(out, arrays, lead, ks, rows, pitch, sl, addrs=None):
     """(n, starts, pieces, slow) with NumPy (many inputs): the per-input Python work is
-    reading each input's address (and, for the unusual ones, its dtype and layout)."""
+    reading each input's address (and, for the unusual ones, its dtype and layout), unless
+    ``addrs`` (``scan``'s bytes: every input of the output's dtype) already has them."""
     odt = out._dtype
     isz = odt.itemsize
     k = np.array(ks, dtype=np.int64)
     w = k * sl
     cols = np.cumsum(w)
     cols -= w
-    src = _addresses(arrays, odt)
+    src = _addresses(arrays, odt) if addrs is None else np.frombuffer(addrs, dtype=np.int64).copy()
     p = w                    # source row steps: a C-contiguous input's are its row bytes
     keep = None if k.all() else k > 0
     slow = []
@@ -315,10 +331,10 @@ def slow_view(out, a, lead: int, col: int):
     return _shapes.Layout(out._buf, a._shape, out._dtype, out._device, out._offset + col, strides)
 
 
-def join(out, arrays, lead: int, ks) -> None:
+def join(out, arrays, lead: int, ks, addrs=None) -> None:
     """Write ``arrays`` into the C-contiguous ``out`` (see the module docstring): one launch
-    for the pieces, one elementwise copy for each other input."""
-    pl = plan(out, arrays, lead, ks)
+    for the pieces, one elementwise copy for each other input (``addrs``: see ``plan``)."""
+    pl = plan(out, arrays, lead, ks, addrs)
     launch(out, pl)
     for i, col in pl.slow:
         a = arrays[i]

@@ -40,9 +40,12 @@ WARP_ROWS_PER_SM = 64      # ... unless there are this many outputs per SM (a fu
                            # warps) and the op is argmax/argmin (more work per element)
 BLOCKS_PER_SM = 4          # split inner reductions aim at <= this many blocks per SM (one wave)
 OUTER_BLOCKS_PER_SM = 2    # split outer reductions: the same ...
-NARROW_OUTER_BLOCKS_PER_SM = 4  # ... or this many when one block spans every output (tall,
-                           # narrow matrices: on an H100, sum/max over axis 0 of (2^18, 256)
-                           # and (2^22, 16) float32 ran ~10% faster with 4 than with 2)
+NARROW_OUTER_BLOCKS_PER_SM = 4  # ... or this many when one block of fewer than
+NARROW_TX = 32             # NARROW_TX threads across spans every output (tall, narrow
+                           # matrices: on an H100, mean/std/max over axis 0 of (2^22, 16) float32
+                           # ran ~10% faster with 4 than with 2; with a warp or more across,
+                           # sum over axis 0 of (2^18, 256) float32 took 104.5 us with 2 and
+                           # 109.3 us with 4, float64 191.5 against 193.6)
 UNROLL_WARP = 8            # vectors in flight per thread: inner, a warp per output
 UNROLL_BLOCK = 4           # inner, a block per output
 UNROLL_SPLIT = 8           # inner, rows split across blocks (the whole array)
@@ -160,7 +163,7 @@ def plan(shape: tuple, strides: tuple, axes: tuple, itemsize: int, *, ordered: b
     ty = BLOCK // tx
     bx = _cdiv(groups, tx)
     splits = 1
-    target = (NARROW_OUTER_BLOCKS_PER_SM if bx == 1 else OUTER_BLOCKS_PER_SM) * sms
+    target = (NARROW_OUTER_BLOCKS_PER_SM if bx == 1 and tx < NARROW_TX else OUTER_BLOCKS_PER_SM) * sms
     if bx < target:
         splits = max(1, min(target // bx, nr // (ty * MIN_ROWS_PER_THREAD)))  # floor: one wave
     seg = _cdiv(nr, splits)

@@ -611,6 +611,18 @@ static PyTypeObject FastType = {
     .tp_getset = Fast_getset,
 };
 
+PyTypeObject *gp_array_slots(GpArraySlots *s) {
+    if (array_type == NULL) return NULL;
+    s->buf = off_buf;
+    s->offset = off_offset;
+    s->shape = off_shape;
+    s->strides = off_strides;
+    s->dtype = off_dtype;
+    s->device = off_device;
+    s->flags = off_flags;
+    return array_type;
+}
+
 static PyMethodDef ops_methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(Array, get_current_stream): the class Fast objects serve and build; (None, None): none"},
