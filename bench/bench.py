@@ -1277,13 +1277,17 @@ def startup_rows(libs, quick, log):
     cold = {"case": "cold start: import + first ops", "key": "cold_start_s", "unit": "s",
             "target": "<= 1.0 s total", "status": {}, "times": {}, "detail": {}, "_target": ("abs", 1.0)}
     warm = {"case": "warm start: first ops", "key": "warm_start_s", "unit": "s",
-            "target": "<= 0.25 s", "status": {}, "times": {}, "detail": {}, "_target": ("abs", 0.25)}
+            "target": "<= 0.15 s", "status": {}, "times": {}, "detail": {}, "_target": ("abs", 0.15)}
+    # gparray imports CuPy at its first operation, CuPy's own first ops come after `import
+    # cupy`: the whole new process (import plus first ops) is the like-for-like figure
+    warm_total = {"case": "warm start: import + first ops", "key": "warm_total_s", "unit": "s",
+                  "target": "", "status": {}, "times": {}, "detail": {}}
     imp = {"case": "import only", "key": "import_s", "unit": "s", "target": "", "status": {},
            "times": {}, "detail": {}}
     reps = 1 if quick else 3
     for lib in libs:
         if lib != "gparray" and module_of(lib) is None:
-            for r in (cold, warm, imp):
+            for r in (cold, warm, warm_total, imp):
                 r["status"][lib] = f"n/a ({_import_errors.get(lib, 'not imported')})"
             continue
         try:
@@ -1299,11 +1303,14 @@ def startup_rows(libs, quick, log):
             cold["detail"][lib] = {"import_s": c[0], "ops_s": c[1], "process_wall_s": c[2]}
             warm["times"][lib] = w[1]
             warm["detail"][lib] = {"import_s": w[0], "ops_s": w[1], "process_wall_s": w[2]}
-            cold["status"][lib] = warm["status"][lib] = "ok"
+            wt = sorted(warms, key=lambda t: t[0] + t[1])[len(warms) // 2]
+            warm_total["times"][lib] = wt[0] + wt[1]
+            warm_total["detail"][lib] = {"import_s": wt[0], "ops_s": wt[1], "process_wall_s": wt[2]}
+            cold["status"][lib] = warm["status"][lib] = warm_total["status"][lib] = "ok"
             log(f"[startup] {lib}: cold import {c[0]:.3f} s + ops {c[1]:.3f} s (process {c[2]:.3f} s); "
                 f"warm import {w[0]:.3f} s + ops {w[1]:.3f} s (process {w[2]:.3f} s)")
         except Exception as exc:
-            cold["status"][lib] = warm["status"][lib] = f"error: {_short(exc)}"
+            cold["status"][lib] = warm["status"][lib] = warm_total["status"][lib] = f"error: {_short(exc)}"
             log(f"[startup] {lib}: ERROR {_short(exc)}")
         try:
             with tempfile.TemporaryDirectory(prefix="gp-bench-cache-") as d:
@@ -1315,7 +1322,7 @@ def startup_rows(libs, quick, log):
         except Exception as exc:
             imp["status"][lib] = f"error: {_short(exc)}"
             log(f"[import] {lib}: ERROR {_short(exc)}")
-    return [cold, warm, imp]
+    return [cold, warm, warm_total, imp]
 
 
 # --------------------------------------------------------------------------- report
@@ -1488,7 +1495,8 @@ def main(argv=None):
     host_names = [("a + b 1-element, host time/op", "small_add_us_per_op"),
                   ("pool malloc+free pair (4 KiB)", "pool_alloc_free_us"),
                   ("cold start: import + first ops", "cold_start_s"),
-                  ("warm start: first ops", "warm_start_s"), ("import only", "import_s")]
+                  ("warm start: first ops", "warm_start_s"),
+                  ("warm start: import + first ops", "warm_total_s"), ("import only", "import_s")]
     host_index_names = [("x[i], 8 of 1000, host time/op", "small_getitem_us_per_op", "indexing"),
                         ("x[i] = v, 8 of 1000, host time/op", "small_setitem_us_per_op", "indexing")]
     host_linalg_names = [("a @ b 2x2 float32, host time/op", "small_matmul_us_per_op", "linalg")]
