@@ -226,7 +226,7 @@ def concat(arrays, /, *, axis=0):
     transposed view) is copied into its place on its own."""
     from ._creation import _empty
 
-    sc = _join.scan(arrays, axis, False)
+    sc = _join.scan(Array, arrays, axis, False)
     if sc is not None:  # one dtype and device, shapes that join: checked in one compiled pass
         dtype, device, ax, addrs, ks = sc
         s0 = arrays[0]._shape
@@ -260,7 +260,7 @@ def stack(arrays, /, *, axis=0):
     ``concat``)."""
     from ._creation import _empty
 
-    sc = _join.scan(arrays, axis, True)
+    sc = _join.scan(Array, arrays, axis, True)
     if sc is not None:  # one dtype, device and shape: checked in one compiled pass
         dtype, device, ax, addrs, _ = sc
         shape = arrays[0]._shape

@@ -30,21 +30,6 @@ class _Blk:
         self.ptr = ptr
 
 
-@pytest.fixture
-def configured():
-    """Configure the extension with the Array class (restored after)."""
-    from gparray import _ops
-
-    _claunch.configure(Array, lambda device_id: None)
-    yield
-    if _ops._configured:
-        from gparray import _backend
-
-        _claunch.configure(Array, _backend.cupy().cuda.get_current_stream)
-    else:
-        _claunch.configure(None, None)
-
-
 def _arr(shape, dtype="float32", device=0, transpose=False, ptr=0x7F0000000000, offset=0):
     dt = np.dtype(dtype)
     shape = tuple(shape)
@@ -119,10 +104,10 @@ def join_inputs(draw):
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(join_inputs())
-def test_scan_matches_the_python_path(configured, case):
+def test_scan_matches_the_python_path(case):
     arrays, axis, stack, as_tuple = case
     seq = tuple(arrays) if as_tuple else arrays
-    got = _join.scan(seq, axis, stack)
+    got = _join.scan(Array, seq, axis, stack)
     ref = _python_reference(list(arrays), axis, stack)
     if ref is None:
         assert got is None
@@ -135,14 +120,22 @@ def test_scan_matches_the_python_path(configured, case):
     assert np.frombuffer(addrs, dtype=np.int64).tolist() == want.tolist()
 
 
-def test_scan_declines_other_sequences_and_an_unconfigured_module(configured):
+def test_scan_declines_other_sequences_and_needs_a_slotted_class():
     a = [_arr((2, 3)), _arr((4, 3))]
-    assert _join.scan(a, 0, False) is not None
-    assert _join.scan(iter(a), 0, False) is None
-    assert _join.scan([], 0, False) is None
-    assert _join.scan(a, np.int64(0), False) is None   # the Python path normalizes it
-    _claunch.configure(None, None)
-    assert _join.scan(a, 0, False) is None
+    assert _join.scan(Array, a, 0, False) is not None
+    assert _join.scan(Array, iter(a), 0, False) is None
+    assert _join.scan(Array, [], 0, False) is None
+    assert _join.scan(Array, a, np.int64(0), False) is None   # the Python path normalizes it
+    assert _join.scan(Array, [object.__new__(Array)], 0, False) is None  # slots never set
+
+    class Other:
+        __slots__ = ("_buf",)
+
+    with pytest.raises(AttributeError):
+        _join.scan(Other, a, 0, False)
+    with pytest.raises(TypeError, match="^join_scan: expected the Array class"):
+        _claunch.join_scan(3, a, 0, False)
+    assert _join.scan(Array, a, 0, False) is not None   # back to Array's offsets
 
 
 @pytest.mark.parametrize("use_scan", [True, False])
@@ -158,29 +151,18 @@ def test_scan_declines_other_sequences_and_an_unconfigured_module(configured):
 def test_namespace_geometry_with_and_without_the_scan(monkeypatch, use_scan, call, lead, ks, shape):
     import gparray._creation as cr
     from _fakes import FakeArray
-    from gparray import _ops
 
     got = []
     monkeypatch.setattr(cr, "_empty", lambda shape, dtype, dev: FakeArray(shape, dtype))
     monkeypatch.setattr(mp._join, "join", lambda out, arrays, lead_, ks_, addrs=None:
                         got.append((out._shape, lead_, list(ks_), addrs is not None)))
-    if use_scan:
-        _claunch.configure(Array, lambda device_id: None)
-    else:
-        _claunch.configure(None, None)
-    try:
-        out = call()
-    finally:
-        if _ops._configured:
-            from gparray import _backend
-
-            _claunch.configure(Array, _backend.cupy().cuda.get_current_stream)
-        else:
-            _claunch.configure(None, None)
+    if not use_scan:
+        monkeypatch.setattr(mp._join, "_claunch", None)
+    out = call()
     assert got == [(shape, lead, ks, use_scan)] and out._shape == shape
 
 
-def test_namespace_errors_are_the_python_paths(configured):
+def test_namespace_errors_are_the_python_paths():
     with pytest.raises(ValueError, match="^concat: shapes .* do not match off axis 1"):
         xp.concat([_arr((2, 3)), _arr((3, 3))], axis=1)
     with pytest.raises(ValueError, match="^concat: zero-dimensional"):

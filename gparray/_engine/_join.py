@@ -123,15 +123,16 @@ def _geometry(out, lead: int):
     return rows, shape[lead] * sl, sl
 
 
-def scan(arrays, axis, stack: bool):
-    """The compiled one-pass check of a concat (``stack`` False) or stack of many inputs:
+def scan(array_class, arrays, axis, stack: bool):
+    """The compiled one-pass check of a concat (``stack`` False) or stack of ``arrays``, all
+    instances of ``array_class``:
     None (no C extension, or anything unusual: the caller's Python path then checks, promotes
     and raises), else (dtype, device, axis normalized, the inputs' addresses as int64 bytes,
     -1 where the engine must look at the layout; ks, or None for stack). See
     gparray/_kernels/_claunch_join.c."""
     if _claunch is None or type(arrays) not in (list, tuple):
         return None
-    return _claunch.join_scan(arrays, axis, stack)
+    return _claunch.join_scan(array_class, arrays, axis, stack)
 
 
 def plan(out, arrays, lead: int, ks, addrs=None) -> JoinPlan:

@@ -39,12 +39,9 @@ int gp_block_init(PyObject *module);
  * NULL (no exception set) */
 PyObject *gp_block_reuse(PyObject *pool, PyObject *deferred, PyObject *nbytes, PyObject *stream, PyObject *device_id);
 
-/* the slot offsets of the Array class configure() was given (_claunch_ops.c) */
-typedef struct {
-    Py_ssize_t buf, offset, shape, strides, dtype, device, flags;
-} GpArraySlots;
-/* that class (borrowed) with its offsets in *s, or NULL (no exception set) when unconfigured */
-PyTypeObject *gp_array_slots(GpArraySlots *s);
+/* the offset of object slot ``name`` (a __slots__ member) of class t: 0, or -1 with a
+ * TypeError set (_claunch_ops.c) */
+int gp_slot_offset(PyTypeObject *t, const char *name, Py_ssize_t *off);
 /* add the join scan (_claunch_join.c) to the module: 0 or -1 */
 int gp_join_init(PyObject *module);
 

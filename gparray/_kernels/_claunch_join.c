@@ -1,8 +1,9 @@
 /* The host side of concat/stack over many inputs, in C.
  *
- *   join_scan(arrays, axis, stack) -> None | (dtype, device, axis, addresses, ks)
+ *   join_scan(Array, arrays, axis, stack) -> None | (dtype, device, axis, addresses, ks)
  *
- * One pass over a list or tuple of Arrays (the class configure() was given) that are all of
+ * One pass over a list or tuple of instances of the class Array (exactly: its __slots__ are
+ * read in place; their offsets are looked up once per class) that are all of
  * one dtype and one device (by identity) and whose shapes join: for concat (stack false)
  * the same number of dimensions and the same extents off ``axis`` (axis None: any shapes,
  * joined flattened); for stack every shape equal. It returns the shared dtype and device,
@@ -12,7 +13,7 @@
  * for axis None; None for stack).
  *
  * Anything else (another type, mixed dtypes or devices, shapes that do not join, a bad
- * axis, an unconfigured module) returns None and the Python path (gparray/_manipulation.py)
+ * axis) returns None and the Python path (gparray/_manipulation.py)
  * runs unchanged: it promotes, or raises the error with its message. So this scan only
  * replaces the per-input attribute reads of the Python path (about 0.2 us an input on the
  * GPU machine's host) for the inputs it accepts; tests/test_join_plan.py compares both.
@@ -26,6 +27,27 @@
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
 
 static PyObject *str_ptr_j = NULL;
+
+typedef struct {
+    Py_ssize_t buf, offset, shape, dtype, device, flags;
+} Slots;
+
+static PyTypeObject *slots_of = NULL;  /* the class the offsets below belong to (a reference) */
+static Slots slots;
+
+/* the slot offsets of class t (looked up on its first use): 0, or -1 with an exception */
+static int array_slots(PyTypeObject *t) {
+    if (t == slots_of) return 0;
+    Slots s;
+    if (gp_slot_offset(t, "_buf", &s.buf) || gp_slot_offset(t, "_offset", &s.offset) ||
+        gp_slot_offset(t, "_shape", &s.shape) || gp_slot_offset(t, "_dtype", &s.dtype) ||
+        gp_slot_offset(t, "_device", &s.device) || gp_slot_offset(t, "_flags", &s.flags))
+        return -1;
+    Py_INCREF(t);
+    Py_XSETREF(slots_of, t);
+    slots = s;
+    return 0;
+}
 
 /* extent as a Py_ssize_t (-1 with an exception set, or for a negative value) */
 static Py_ssize_t extent(PyObject *o) {
@@ -47,16 +69,20 @@ static int same_extent(PyObject *a, PyObject *b) {
 }
 
 /* the first element's address of a (whose contiguity flag is True), or -1 */
-static long long address(PyObject *a, const GpArraySlots *sl) {
+static long long address(PyObject *a, const Slots *sl) {
     if (SLOT(a, sl->flags) != Py_True) return -1;
-    PyObject *p = PyObject_GetAttr(SLOT(a, sl->buf), str_ptr_j);
+    PyObject *b = SLOT(a, sl->buf);
+    if (b == NULL) return -1;
+    PyObject *p = PyObject_GetAttr(b, str_ptr_j);
     if (p == NULL) {
         PyErr_Clear();
         return -1;
     }
     long long base = PyLong_AsLongLong(p);
     Py_DECREF(p);
-    long long off = PyLong_AsLongLong(SLOT(a, sl->offset));
+    PyObject *o = SLOT(a, sl->offset);
+    if (o == NULL) return -1;
+    long long off = PyLong_AsLongLong(o);
     if (PyErr_Occurred()) {
         PyErr_Clear();
         return -1;
@@ -65,18 +91,23 @@ static long long address(PyObject *a, const GpArraySlots *sl) {
 }
 
 static PyObject *join_scan(PyObject *mod, PyObject *args) {
-    PyObject *seq, *axis_o;
+    PyObject *t, *seq, *axis_o;
     int stack;
-    if (!PyArg_ParseTuple(args, "OOp", &seq, &axis_o, &stack)) return NULL;
-    GpArraySlots sl;
-    PyTypeObject *at = gp_array_slots(&sl);
-    if (at == NULL || !(PyList_CheckExact(seq) || PyTuple_CheckExact(seq))) Py_RETURN_NONE;
+    if (!PyArg_ParseTuple(args, "OOOp", &t, &seq, &axis_o, &stack)) return NULL;
+    if (!PyType_Check(t)) {
+        PyErr_SetString(PyExc_TypeError, "join_scan: expected the Array class first");
+        return NULL;
+    }
+    PyTypeObject *at = (PyTypeObject *)t;
+    if (array_slots(at) < 0) return NULL;
+    const Slots sl = slots;
+    if (!(PyList_CheckExact(seq) || PyTuple_CheckExact(seq))) Py_RETURN_NONE;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
     if (n == 0 || Py_TYPE(items[0]) != at) Py_RETURN_NONE;
     PyObject *a0 = items[0];
     PyObject *dt = SLOT(a0, sl.dtype), *dev = SLOT(a0, sl.device), *s0 = SLOT(a0, sl.shape);
-    if (!PyTuple_CheckExact(s0)) Py_RETURN_NONE;
+    if (dt == NULL || dev == NULL || s0 == NULL || !PyTuple_CheckExact(s0)) Py_RETURN_NONE;
     Py_ssize_t nd = PyTuple_GET_SIZE(s0);
     int flat = axis_o == Py_None;
     if (flat && stack) Py_RETURN_NONE;
@@ -108,7 +139,7 @@ static PyObject *join_scan(PyObject *mod, PyObject *args) {
         PyObject *a = items[i];
         if (Py_TYPE(a) != at || SLOT(a, sl.dtype) != dt || SLOT(a, sl.device) != dev) goto irregular;
         PyObject *s = SLOT(a, sl.shape);
-        if (!PyTuple_CheckExact(s)) goto irregular;
+        if (s == NULL || !PyTuple_CheckExact(s)) goto irregular;
         PyObject *k;
         if (flat) {
             Py_ssize_t size = 1;
@@ -156,7 +187,7 @@ fail:
 
 static PyMethodDef join_methods[] = {
     {"join_scan", join_scan, METH_VARARGS,
-     "join_scan(arrays, axis, stack) -> None | (dtype, device, axis, addresses, ks): "
+     "join_scan(Array, arrays, axis, stack) -> None | (dtype, device, axis, addresses, ks): "
      "the checks and addresses of a concat/stack of Arrays of one dtype and device"},
     {NULL, NULL, 0, NULL},
 };

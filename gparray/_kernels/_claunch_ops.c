@@ -36,7 +36,7 @@ static PyObject *zero = NULL;
 
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
 
-static int slot_offset(PyTypeObject *t, const char *name, Py_ssize_t *off) {
+int gp_slot_offset(PyTypeObject *t, const char *name, Py_ssize_t *off) {
     PyObject *d = PyObject_GetAttrString((PyObject *)t, name);
     if (d == NULL) return -1;
     int ok = Py_TYPE(d) == &PyMemberDescr_Type;
@@ -68,10 +68,10 @@ static PyObject *configure(PyObject *mod, PyObject *args) {
         return NULL;
     }
     PyTypeObject *at = (PyTypeObject *)t;
-    if (slot_offset(at, "_buf", &off_buf) || slot_offset(at, "_offset", &off_offset) ||
-        slot_offset(at, "_shape", &off_shape) || slot_offset(at, "_strides", &off_strides) ||
-        slot_offset(at, "_dtype", &off_dtype) || slot_offset(at, "_device", &off_device) ||
-        slot_offset(at, "_flags", &off_flags))
+    if (gp_slot_offset(at, "_buf", &off_buf) || gp_slot_offset(at, "_offset", &off_offset) ||
+        gp_slot_offset(at, "_shape", &off_shape) || gp_slot_offset(at, "_strides", &off_strides) ||
+        gp_slot_offset(at, "_dtype", &off_dtype) || gp_slot_offset(at, "_device", &off_device) ||
+        gp_slot_offset(at, "_flags", &off_flags))
         return NULL;
     Py_INCREF(t);
     Py_INCREF(gs);
@@ -610,18 +610,6 @@ static PyTypeObject FastType = {
     .tp_members = Fast_members,
     .tp_getset = Fast_getset,
 };
-
-PyTypeObject *gp_array_slots(GpArraySlots *s) {
-    if (array_type == NULL) return NULL;
-    s->buf = off_buf;
-    s->offset = off_offset;
-    s->shape = off_shape;
-    s->strides = off_strides;
-    s->dtype = off_dtype;
-    s->device = off_device;
-    s->flags = off_flags;
-    return array_type;
-}
 
 static PyMethodDef ops_methods[] = {
     {"configure", configure, METH_VARARGS,
