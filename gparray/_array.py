@@ -251,8 +251,7 @@ class Array(ArrayMethods, NumpyInterop):
     def __cuda_array_interface__(self):
         """CUDA Array Interface v3 (zero-copy export to Numba, CuPy, PyTorch...)."""
         cp = _backend.cupy()
-        s = cp.cuda.get_current_stream()
-        sp = s.ptr
+        sp = cp.cuda.get_current_stream(self._device._id).ptr   # of the array's device
         if sp == 0:
             sp = 1  # legacy default stream
         return {

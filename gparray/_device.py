@@ -109,7 +109,10 @@ def normalize_device(device, name: str = "device") -> Device:
     elif isinstance(device, str):
         if device.strip().lower() == "cpu":
             raise ValueError(f"{name}: gparray arrays live on CUDA devices, not 'cpu'")
-        dev = get_device(_parse(device))
+        try:
+            dev = get_device(_parse(device))
+        except ValueError:
+            raise ValueError(f"{name}: expected a gparray.Device or 'cuda:N', got {device!r}") from None
     elif isinstance(device, int) and not isinstance(device, bool) and device >= 0:
         dev = get_device(device)
     else:

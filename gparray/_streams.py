@@ -41,6 +41,18 @@ def _cupy(name: str):
     return _backend.cupy()
 
 
+def _device_of(device, name: str) -> Device:
+    """``device=`` (None: the current device, a gparray Device, "cuda:N", an int ordinal) as
+    a Device: TypeError for another type, ValueError for a bad value, CUDAUnavailableError
+    naming ``name`` without a usable GPU."""
+    if device is not None and (isinstance(device, bool) or not isinstance(device, (Device, str, int))):
+        raise TypeError(f"{name}: device must be a gparray Device, 'cuda:N' or an int ordinal, "
+                        f"got {type(device).__name__}")
+    if device is None:
+        _backend.require_device(name)
+    return normalize_device(device, name)
+
+
 def _int(value):
     """``value`` as a Python int when it is an integer (not a bool), else None."""
     if isinstance(value, bool):
@@ -123,8 +135,8 @@ class Stream:
             raise TypeError(f"Stream: priority must be an int, got {type(priority).__name__}")
         if not -2**31 <= prio < 2**31:
             raise ValueError(f"Stream: priority {prio} is out of the int32 range")
+        dev = _device_of(device, "Stream")
         cp = _cupy("Stream")
-        dev = normalize_device(device, "Stream")
         with _backend.on_device(dev.id), _faults().checked("Stream"):
             self._cs = cp.cuda.Stream(non_blocking=non_blocking, priority=prio)
         self._device = dev
@@ -161,8 +173,8 @@ class Stream:
                             f"__cuda_stream__, got {type(ptr).__name__}")
         if not 0 <= handle < 2**64:
             raise ValueError(f"Stream.from_external: a stream handle is an address (int >= 0), got {handle}")
+        dev = _device_of(device, "Stream.from_external")
         cp = _cupy("Stream.from_external")
-        dev = normalize_device(device, "Stream.from_external")
         return cls._wrap(_foreign(cp, handle, dev.id), dev, owner)
 
     # ------------------------------------------------------------------ properties
@@ -292,9 +304,8 @@ def handle_of(stream, name: str, device=None):
     if isinstance(stream, Stream):
         return stream.ptr, stream._device.id
     if stream is None:
-        cp = _cupy(name)
-        dev = normalize_device(device, name).id
-        return int(cp.cuda.get_current_stream(dev).ptr), dev
+        dev = _device_of(device, name).id
+        return int(_cupy(name).cuda.get_current_stream(dev).ptr), dev
     ptr = _int(getattr(stream, "ptr", None))
     dev = _int(getattr(stream, "device_id", None))
     if ptr is None or dev is None:
@@ -344,8 +355,8 @@ def order(producer: int, producer_dev: int, *waiters) -> None:
 
 def current_stream(device=None) -> Stream:
     """The stream gparray operations on ``device`` (default: the current device) run on now."""
+    dev = _device_of(device, "current_stream")
     cp = _cupy("current_stream")
-    dev = normalize_device(device, "current_stream")
     return Stream._wrap(cp.cuda.get_current_stream(dev.id), dev)
 
 
@@ -354,8 +365,8 @@ def default_stream(device=None) -> Stream:
     stream, or the per-thread default stream when CuPy was started with
     CUPY_CUDA_PER_THREAD_DEFAULT_STREAM=1. It is current wherever no ``with`` block chose
     another."""
+    dev = _device_of(device, "default_stream")
     cp = _cupy("default_stream")
-    dev = normalize_device(device, "default_stream")
     try:
         from cupy_backends.cuda import stream as bstream
         per_thread = bstream.get_default_stream_ptr() == cp.cuda.runtime.streamPerThread
