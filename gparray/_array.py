@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from . import _backend, _dlpack, _host_conversion, _transfer
+from . import _backend, _dlpack, _host_conversion, _streams, _transfer
 from . import _dtypes as _dt
 from ._array_methods import ArrayMethods
 from ._numpy_interop import InplaceDtypeError, NumpyInterop, host_scalar
@@ -137,11 +137,27 @@ class Array(ArrayMethods, NumpyInterop):
         return gparray
 
     def to_device(self, device, /, *, stream=None):
-        """This array on ``device`` (self when already there; a peer copy otherwise)."""
+        """This array on ``device``: self when already there, else a peer copy.
+
+        ``stream``: where the copy is queued: a ``gparray.cuda.Stream`` or a CuPy stream of
+        either device, or an int handle of a stream of ``device`` (1: the legacy default
+        stream, 2: the per-thread default stream); default: the current stream of this
+        array's device. The copy is asynchronous: it waits for the work queued on this
+        array's device's current stream, and the current streams of both devices (and
+        ``stream``) wait for it, so the result may be used on them at once. With ``stream``
+        and self returned, ``stream`` waits for this device's current stream."""
         dev = normalize_device(device, "to_device")
+        s = None
+        if stream is not None:
+            s = _streams.stream_arg(stream, "to_device", dev)
+            if s[1] not in (dev._id, self._device._id):
+                raise ValueError(f"to_device: the stream is on cuda:{s[1]}, not on {self._device} or {dev}")
         if dev == self._device:
+            if s is not None:
+                d = dev._id
+                _streams.order(_backend.cupy().cuda.get_current_stream(d).ptr, d, s)
             return self
-        return _copy_to_device(self, dev, stream)
+        return _copy_to_device(self, dev, s)
 
     # ------------------------------------------------------------------ host copies
     def _to_numpy(self) -> np.ndarray:
@@ -235,8 +251,7 @@ class Array(ArrayMethods, NumpyInterop):
     def __cuda_array_interface__(self):
         """CUDA Array Interface v3 (zero-copy export to Numba, CuPy, PyTorch...)."""
         cp = _backend.cupy()
-        s = cp.cuda.get_current_stream()
-        sp = s.ptr
+        sp = cp.cuda.get_current_stream(self._device._id).ptr   # of the array's device
         if sp == 0:
             sp = 1  # legacy default stream
         return {
@@ -254,7 +269,13 @@ class Array(ArrayMethods, NumpyInterop):
         return (2, self._device._id)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """DLPack export (1.0 versioned capsules when max_version >= (1, 0)); host copy for kDLCPU."""
+        """DLPack export (1.0 versioned capsules when max_version >= (1, 0)); host copy for kDLCPU.
+
+        ``stream``: the consumer's CUDA stream, as the standard defines it. Unless it is -1
+        (no synchronization) it waits, through an event, for the work queued on the current
+        stream of this array's device; None means the legacy default stream, 1 the legacy
+        default stream, 2 the per-thread default stream, a larger int a stream handle, and a
+        ``gparray.cuda.Stream`` is accepted too. 0 is ambiguous for CUDA: ValueError."""
         return _dlpack.to_dlpack(self, stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
     # ------------------------------------------------------------------ indexing
@@ -563,8 +584,9 @@ def _copy(x, dtype=None) -> Array:
 
 
 def _copy_to_device(x, dev: Device, stream=None) -> Array:
-    """Peer copy of ``x`` to another GPU (C-contiguous)."""
-    return Array._new(_transfer.to_device(x, dev), 0, x._shape, _shapes.c_strides(x._shape, x._dtype.itemsize),
+    """Peer copy of ``x`` to another GPU (C-contiguous), queued on ``stream`` ((handle,
+    device ordinal); None: the current stream of x's device)."""
+    return Array._new(_transfer.to_device(x, dev, stream), 0, x._shape, _shapes.c_strides(x._shape, x._dtype.itemsize),
                       x._dtype, dev)
 
 

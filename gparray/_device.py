@@ -47,8 +47,32 @@ class Device:
         dev = _ctx_stack.pop()
         dev.__exit__(*exc)
 
+    def synchronize(self) -> None:
+        """Wait until every kernel queued on this device, on any stream, has finished;
+        raises the IndexError of an out-of-range index an earlier gather or scatter met
+        (see GPARRAY_BOUNDS_CHECK)."""
+        dev = normalize_device(self, "synchronize")
+        from ._kernels import _faults
+
+        cp = _backend.cupy()
+        with _backend.on_device(dev._id):
+            with _faults.checked("synchronize"):
+                cp.cuda.runtime.deviceSynchronize()
+            after_synchronize(dev._id, None)
+
 
 _ctx_stack: list = []
+
+# Checks run where gparray has just synchronized with a stream, or with a whole device
+# (stream None), on that device: ``check(device_id, stream_ptr)``. The index engine adds
+# the deferred bounds check when it is imported (a layer above cannot be imported here).
+sync_checks: list = []
+
+
+def after_synchronize(device_id: int, stream_ptr) -> None:
+    """Run the ``sync_checks`` after a synchronize of ``stream_ptr`` (None: the device)."""
+    for check in sync_checks:
+        check(device_id, stream_ptr)
 _cache: dict[int, Device] = {}
 
 
@@ -85,7 +109,10 @@ def normalize_device(device, name: str = "device") -> Device:
     elif isinstance(device, str):
         if device.strip().lower() == "cpu":
             raise ValueError(f"{name}: gparray arrays live on CUDA devices, not 'cpu'")
-        dev = get_device(_parse(device))
+        try:
+            dev = get_device(_parse(device))
+        except ValueError:
+            raise ValueError(f"{name}: expected a gparray.Device or 'cuda:N', got {device!r}") from None
     elif isinstance(device, int) and not isinstance(device, bool) and device >= 0:
         dev = get_device(device)
     else:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _backend, _transfer
+from . import _backend, _streams, _transfer
 from ._device import get_device
 from ._dtypes import _normalize_dtype
 from ._engine._shapes import Layout
+from ._streams import Stream
 
 kDLCPU = 1
 kDLCUDA = 2
@@ -71,14 +72,40 @@ def _contiguous_layout(x, dev=None) -> Layout:
     return Layout(_transfer.to_device(x, dev), x._shape, x._dtype, dev)
 
 
+def consumer_stream(stream):
+    """The consumer's stream of ``__dlpack__(stream=...)`` on a CUDA device, as the standard
+    defines it: None means the legacy default stream (handle 1), -1 no synchronization
+    (returned as None), 1 the legacy default stream, 2 the per-thread default stream, a
+    larger int a stream handle; a gparray Stream (an extension) stands for its handle. 0 is
+    ambiguous for CUDA, and other negative ints are no stream: ValueError; TypeError for
+    anything else. Returns None or (handle, device ordinal or None for the array's)."""
+    if stream is None:
+        return (1, None)
+    if isinstance(stream, Stream):
+        return (stream.ptr, stream.device.id)
+    if isinstance(stream, bool) or not isinstance(stream, (int, np.integer)):
+        raise TypeError(f"__dlpack__: stream must be an int (a CUDA stream handle), -1 or None, "
+                        f"got {type(stream).__name__}")
+    stream = int(stream)
+    if stream == -1:
+        return None
+    if stream == 0:
+        raise ValueError("__dlpack__: stream=0 is ambiguous for CUDA; pass 1 (the legacy default "
+                         "stream), 2 (the per-thread default stream), a stream handle, or -1")
+    if stream < -1:
+        raise ValueError(f"__dlpack__: stream must be -1 or a positive stream handle, got {stream}")
+    return (stream, None)
+
+
 def to_dlpack(x, *, stream=None, max_version=None, dl_device=None, copy=None):
     """Implementation of ``Array.__dlpack__`` for layout ``x``."""
+    consumer = consumer_stream(stream)
     if dl_device is not None:
         dev_type, dev_id = dl_device
         if dev_type == kDLCPU:
             if copy is False:
                 raise BufferError("__dlpack__: exporting to the CPU needs a copy, but copy=False")
-            host = _transfer.to_host(x)
+            host = _transfer.to_host(x)   # synchronized: no stream is left to order
             # ``host`` is already the copy, and nothing else refers to it: NumPy's
             # __dlpack__(copy=True) would copy it once more (it made numpy.from_dlpack(x,
             # device="cpu") twice as slow as one download)
@@ -94,10 +121,10 @@ def to_dlpack(x, *, stream=None, max_version=None, dl_device=None, copy=None):
             copy = False
     if copy:
         x = _contiguous_layout(x)
-    if stream is not None and stream != -1:
-        _sync_stream(x, stream)
+    if consumer is not None:
+        _sync_stream(x, *consumer)
     view = cupy_view(x)
-    kwargs = {}
+    kwargs = {"stream": -1}   # ordered above: CuPy's exporter must not order its own stream
     if max_version is not None:
         kwargs["max_version"] = max_version
     try:
@@ -106,15 +133,11 @@ def to_dlpack(x, *, stream=None, max_version=None, dl_device=None, copy=None):
         return view.__dlpack__()
 
 
-def _sync_stream(x, stream):
-    """Make the consumer's ``stream`` wait for work queued on our current stream."""
-    cp = _backend.cupy()
-    cur = cp.cuda.get_current_stream()
-    if stream in (1, 2, 0):
-        target_ptr = 0 if stream == 1 else stream
-    else:
-        target_ptr = stream
-    if target_ptr == cur.ptr:
-        return
-    ev = cur.record()
-    cp.cuda.ExternalStream(target_ptr).wait_event(ev)
+def _sync_stream(x, handle: int, dev) -> None:
+    """Make the consumer's stream ``handle`` (of x's device) wait for the work queued so far
+    on the current stream of x's device, which wrote x: an event, no host wait."""
+    d = x._device._id
+    if dev is not None and dev != d:
+        raise ValueError(f"__dlpack__: the stream is on cuda:{dev}, the exported data on cuda:{d}")
+    producer = _backend.cupy().cuda.get_current_stream(d).ptr
+    _streams.order(producer, d, (handle, d))

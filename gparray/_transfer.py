@@ -27,7 +27,7 @@ import threading
 
 import numpy as np
 
-from . import _backend, _memory, _staging
+from . import _backend, _memory, _staging, _streams
 from ._engine import _elementwise as _ew
 from ._engine import _index
 from ._engine._shapes import Layout
@@ -244,25 +244,38 @@ def _staged(kind: int, dst: int, src: int, n: int, dev_id: int, s: int) -> bool:
         pool.lock.release()
 
 
-def to_device(x, dev):
-    """A new pool Block on device ``dev`` holding the values of layout ``x`` in C order (a
-    peer copy; synchronizes the current stream of x's device)."""
-    keep = None  # the contiguous copy, alive until the peer copy is done
+def to_device(x, dev, stream=None):
+    """A new pool Block on device ``dev`` (not x's) holding the values of layout ``x`` in C
+    order: a peer copy, queued without a host wait.
+
+    ``stream``: (handle, device ordinal) of the stream the copy is queued on, a stream of
+    x's device or of ``dev``; None: the current stream of x's device. The copy waits for
+    the work queued so far on the current stream of x's device (which made x) and on the
+    stream that owns the new block (its earlier users); afterwards the current streams of
+    both devices and the block's stream wait for the copy, so the result may be used, and
+    x freed, on them at once."""
+    keep = None  # the contiguous copy, alive until the copy is queued (freed stream-ordered)
     if x._is_c_contig():
         src = x._ptr
     else:
         keep = contiguous(x)
         src = keep.ptr
     nbytes = x.size * x._dtype.itemsize
-    buf = _memory.alloc(nbytes, dev._id)
+    src_dev, dst_dev = x._device._id, dev._id
+    cs, cs_dev = (None, src_dev) if stream is None else stream
+    # the block belongs to the copy's stream when that is on dev, else to dev's current one
+    buf = _memory.alloc(nbytes, dst_dev, cs if cs_dev == dst_dev else None)
     if nbytes:
         cp = _backend.cupy()
-        with on_device(x._device):
-            with _faults.checked("to_device"):
-                s = stream()
-                cp.cuda.runtime.memcpyPeerAsync(buf.ptr, dev._id, src, x._device._id, nbytes, s.ptr)
-                s.synchronize()
-            _index.check_pending(x._device._id, s.ptr)
+        src_cur = cp.cuda.get_current_stream(src_dev).ptr
+        dst_cur = cp.cuda.get_current_stream(dst_dev).ptr
+        if cs is None:
+            cs = src_cur
+        _streams.order(src_cur, src_dev, (cs, cs_dev))      # x has been written
+        _streams.order(buf.stream, dst_dev, (cs, cs_dev))   # the block's earlier users are done
+        with _backend.on_device(cs_dev), _faults.checked("to_device"):
+            cp.cuda.runtime.memcpyPeerAsync(buf.ptr, dst_dev, src, src_dev, nbytes, cs)
+        _streams.order(cs, cs_dev, (src_cur, src_dev), (dst_cur, dst_dev), (buf.stream, dst_dev))
     return buf
 
 

@@ -16,10 +16,10 @@ PKG = pathlib.Path(__file__).resolve().parent.parent / "gparray"
 
 # The layers, bottom to top (the numbers of the diagram in docs/architecture.md). Each set
 # names top-level modules/packages of gparray.
-# 1. foundation: dtypes, devices, CuPy access, the pool, the kernel sources/compiler/launcher;
+# 1. foundation: dtypes, devices, streams, CuPy access, the pool, the kernel sources/compiler/launcher;
 #    they import only each other (and gparray/_kernels/ never the engines)
 FOUNDATION = {"_dtypes", "_memory", "_backend", "_device", "_version", "_constants", "_kernels",
-              "_host_conversion"}
+              "_host_conversion", "_streams"}
 # 2. engines: take and return buffers and layouts (may import the foundation and each other)
 ENGINES = {"_engine"}
 # 3. transfers and DLPack export on layouts (import engines; imported by the Array layer)

@@ -25,7 +25,7 @@ import os
 
 import numpy as np
 
-from .. import _backend
+from .. import _backend, _device
 from .. import _memory
 from . import _shapes
 from ._launch import BLOCK, bind, index_type, launch, nd_template, run, strided_params
@@ -175,6 +175,10 @@ def check_pending(dev: int, stream_ptr=None) -> None:
     if rec is not None:
         raise IndexError(f"indexing: {_message(rec)} (met by an earlier gather or scatter on cuda:{dev}, "
                          "reported at this synchronization; GPARRAY_BOUNDS_CHECK=sync reports it at the call)")
+
+
+# Device.synchronize and Stream.synchronize (foundation layer) run it after they wait
+_device.sync_checks.append(check_pending)
 
 
 # ---------------------------------------------------------------------------- gather / scatter

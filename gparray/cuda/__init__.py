@@ -1,6 +1,6 @@
-"""gparray.cuda: the CUDA runtime side of gparray (devices, synchronization, memory pool
-statistics and limits, kernel cache control, the host conversion policy, pinned host
-memory and downloads into it, user kernels)."""
+"""gparray.cuda: the CUDA runtime side of gparray (devices, streams and events,
+synchronization, memory pool statistics and limits, kernel cache control, the host
+conversion policy, pinned host memory and downloads into it, user kernels)."""
 from __future__ import annotations
 
 from .._backend import CUDAUnavailableError, device_count, has_cuda
@@ -10,6 +10,7 @@ from .._host_conversion import (HostConversionWarning, get_host_conversion, host
 from .._kernels import _compile as _kc
 from .._kernels._compile import KernelCompileError
 from .._kernels._faults import KernelFaultError
+from .._streams import Event, Stream, current_stream, default_stream
 from ._memory_api import *  # noqa: F401,F403  (memory_stats, empty_cache, OutOfMemoryError, ...)
 from ._memory_api import __all__ as _memory_all
 from ._host_api import pinned_empty, to_host
@@ -17,22 +18,12 @@ from ._user_kernels import UserKernel, UserKernelCompileError, UserModule, compi
 
 
 def synchronize(device=None) -> None:
-    """Wait until every kernel queued on ``device`` (default: current) has finished; raises
-    the IndexError of an out-of-range index an earlier gather or scatter met (see
-    GPARRAY_BOUNDS_CHECK)."""
-    from .. import _backend
+    """Wait until every kernel queued on ``device`` (default: current), on any stream, has
+    finished; raises the IndexError of an out-of-range index an earlier gather or scatter
+    met (see GPARRAY_BOUNDS_CHECK). The same as ``Device.synchronize()``."""
     from .._device import normalize_device
 
-    cp = _backend.cupy()
-    dev = normalize_device(device, "synchronize")
-    from .._kernels import _faults
-
-    from .._engine import _index
-
-    with cp.cuda.Device(dev.id), _faults.checked("synchronize"):
-        cp.cuda.Device(dev.id).synchronize()
-    with cp.cuda.Device(dev.id):
-        _index.check_pending(dev.id)
+    normalize_device(device, "synchronize").synchronize()
 
 
 def clear_kernel_cache(memory: bool = True) -> int:
@@ -57,8 +48,8 @@ def kernel_cache_info() -> dict:
     return {"dir": str(_kc.cache_dir()), "files": files, "bytes": total}
 
 
-__all__ = ["CUDAUnavailableError", "Device", "KernelCompileError", "KernelFaultError", "UserKernel",
-           "UserKernelCompileError", "UserModule", "clear_kernel_cache", "compile_kernel", "current_device",
-           "device_count",
+__all__ = ["CUDAUnavailableError", "Device", "Event", "KernelCompileError", "KernelFaultError", "Stream",
+           "UserKernel", "UserKernelCompileError", "UserModule", "clear_kernel_cache", "compile_kernel",
+           "current_device", "current_stream", "default_stream", "device_count",
            "has_cuda", "kernel_cache_dir", "kernel_cache_info", "pinned_empty", "synchronize", "to_host",
            "HostConversionWarning", "get_host_conversion", "host_conversion", "set_host_conversion"] + list(_memory_all)

@@ -26,6 +26,7 @@ from .._array import Array
 from .._kernels import _compile, _registry
 from .._kernels._compile import KernelCompileError
 from .._kernels._launcher import _CODES, Kernel
+from .._streams import Stream
 
 _INT64 = (-(2**63), 2**63 - 1)
 _UINT64 = np.dtype(np.uint64)
@@ -190,8 +191,10 @@ def convert_args(args, where: str):
 
 
 def _stream_of(stream, where: str):
-    """(stream handle, its device id or None) of ``stream=`` (a CuPy stream or anything with
-    an int ``ptr``, or a raw handle as an int)."""
+    """(stream handle, its device id or None) of ``stream=`` (a gparray Stream, a CuPy stream
+    or anything with an int ``ptr``, or a raw handle as an int)."""
+    if isinstance(stream, Stream):
+        return stream.ptr, stream.device.id
     if isinstance(stream, (int, np.integer)) and not isinstance(stream, bool):
         return int(stream), None
     ptr = getattr(stream, "ptr", None)
