@@ -12,6 +12,8 @@ import itertools
 import math
 import operator
 
+import numpy as _np
+
 from . import _dtypes as _dt
 from ._array import Array
 from ._engine import _elementwise as _ew
@@ -228,9 +230,9 @@ def concat(arrays, /, *, axis=0):
 
     sc = _join.scan(Array, arrays, axis, False)
     if sc is not None:  # one dtype and device, shapes that join: checked in one compiled pass
-        dtype, device, ax, addrs, ks = sc
+        dtype, device, ax, addrs, ks, total = sc
         s0 = arrays[0]._shape
-        shape = (sum(ks),) if axis is None else s0[:ax] + (sum(ks),) + s0[ax + 1:]
+        shape = (total,) if axis is None else s0[:ax] + (total,) + s0[ax + 1:]
         out = _empty(shape, dtype, device)
         _join.join(out, arrays, ax, ks, addrs)
         return out
@@ -262,10 +264,10 @@ def stack(arrays, /, *, axis=0):
 
     sc = _join.scan(Array, arrays, axis, True)
     if sc is not None:  # one dtype, device and shape: checked in one compiled pass
-        dtype, device, ax, addrs, _ = sc
+        dtype, device, ax, addrs, _, _ = sc
         shape = arrays[0]._shape
         out = _empty(shape[:ax] + (len(arrays),) + shape[ax:], dtype, device)
-        _join.join(out, arrays, ax, [1] * len(arrays), addrs)
+        _join.join(out, arrays, ax, _np.ones(len(arrays), dtype=_np.int64), addrs)
         return out
     arrays, dtype = _join_checks(arrays, "stack")
     shapes = {a._shape for a in arrays}

@@ -113,8 +113,12 @@ def test_scan_matches_the_python_path(case):
         assert got is None
         return
     assert got is not None, "a regular join must take the compiled pass"
-    dtype, device, ax, addrs, ks = got
-    assert (dtype, ax, ks) == ref
+    dtype, device, ax, addrs, ks, total = got
+    assert (dtype, ax) == ref[:2]
+    if stack:
+        assert ks is None and ref[2] is None and total == len(arrays)
+    else:
+        assert ks.dtype == np.int64 and ks.tolist() == ref[2] and total == sum(ref[2])
     assert device is arrays[0]._device
     want = _join._addresses(arrays, dtype)
     assert np.frombuffer(addrs, dtype=np.int64).tolist() == want.tolist()
@@ -173,3 +177,50 @@ def test_namespace_errors_are_the_python_paths():
         xp.concat([_arr((2,)), np.zeros(2)])
     with pytest.raises(ValueError, match="^stack: all arrays must have the same shape"):
         xp.stack([_arr((2, 3)), _arr((3, 2))])
+
+
+@settings(max_examples=300)
+@given(st.integers(64, 300), st.integers(1, 3), st.sampled_from([1, 2, 4, 8]), st.integers(0, 15),
+       st.data())
+def test_table_in_c_matches_the_numpy_build(n, rows, isz, skew, data):
+    """join_table (C) gives _pieces_np's table, byte for byte, for contiguous inputs: any
+    extents (zeros included), alignments, one row or several."""
+    dt = {1: "uint8", 2: "int16", 4: "float32", 8: "float64"}[isz]
+    ks = data.draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))
+    inner = data.draw(st.integers(1, 5))
+    arrays, ptr = [], 0x7F0000000000 + skew * isz
+    for k in ks:
+        arrays.append(_arr((rows, k, inner), dtype=dt, ptr=ptr))
+        ptr += max(rows * k * inner * isz, 1) + data.draw(st.sampled_from([0, isz, 16, 64]))
+    for a in arrays:
+        a._is_c_contig()
+    total = sum(ks)
+    out = _arr((rows, total, inner), dtype=dt, ptr=0x7E0000000000 + isz * data.draw(st.integers(0, 3)))
+    sc = _join.scan(Array, arrays, 1, False)
+    assert sc is not None and sc[5] == total
+    lead = 1
+    rows_, pitch, sl = _join._geometry(out, lead)
+    assert _claunch.join_table(sc[3], sc[4], out._buf.ptr, rows_, sl, pitch, _join._TILE_BYTES) is not None
+    c = _join.plan(out, arrays, lead, sc[4], sc[3])
+    py = _join.JoinPlan(rows_, pitch, *_join_np(out, arrays, lead, ks, rows_, pitch, sl))
+    assert (c.n, c.grid, c.slow) == (py.n, py.grid, ())
+    assert np.asarray(c.starts).tolist() == np.asarray(py.starts).tolist()
+    assert np.asarray(c.pieces).reshape(-1).tolist() == np.asarray(py.pieces).reshape(-1).tolist()
+    assert _join.device_table(c).tobytes() == _join.device_table(py).tobytes()
+
+
+def _join_np(out, arrays, lead, ks, rows, pitch, sl):
+    n, starts, pieces, slow = _join._pieces_np(out, arrays, lead, ks, rows, pitch, sl)
+    return n, starts, pieces, int(starts[n]), tuple(slow)
+
+
+def test_table_in_c_declines_unknown_layouts():
+    a = [_arr((4,), ptr=0x7F0000000000 + 64 * i) for i in range(70)]
+    for x in a:
+        x._is_c_contig()
+    a[5] = _arr((2, 2), transpose=True)[0]   # a view: contiguity not known
+    addrs = _join._addresses(a, a[0]._dtype).tobytes()
+    ks = np.full(70, 4, dtype=np.int64)
+    assert _claunch.join_table(addrs, ks, 0x7E0000000000, 1, 4, 4 * 280, _join._TILE_BYTES) is None
+    with pytest.raises(ValueError, match="^join_table: inconsistent"):
+        _claunch.join_table(addrs, ks[:3], 0x7E0000000000, 1, 4, 4 * 280, _join._TILE_BYTES)

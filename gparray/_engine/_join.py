@@ -128,11 +128,15 @@ def scan(array_class, arrays, axis, stack: bool):
     instances of ``array_class``:
     None (no C extension, or anything unusual: the caller's Python path then checks, promotes
     and raises), else (dtype, device, axis normalized, the inputs' addresses as int64 bytes,
-    -1 where the engine must look at the layout; ks, or None for stack). See
-    gparray/_kernels/_claunch_join.c."""
+    -1 where the engine must look at the layout; ks as an int64 array, or None for stack;
+    the sum of ks, or the number of inputs for stack). See gparray/_kernels/_claunch_join.c."""
     if _claunch is None or type(arrays) not in (list, tuple):
         return None
-    return _claunch.join_scan(array_class, arrays, axis, stack)
+    sc = _claunch.join_scan(array_class, arrays, axis, stack)
+    if sc is None or sc[4] is None:
+        return sc
+    dt, dev, ax, addrs, ks, total = sc
+    return dt, dev, ax, addrs, np.frombuffer(ks, dtype=np.int64), total
 
 
 def plan(out, arrays, lead: int, ks, addrs=None) -> JoinPlan:
@@ -142,6 +146,12 @@ def plan(out, arrays, lead: int, ks, addrs=None) -> JoinPlan:
     if rows == 0 or pitch == 0:
         return JoinPlan(rows, pitch, 0, [0], [], 0, ())
     if len(arrays) >= NUMPY_FROM:
+        if addrs is not None and _claunch is not None:   # every input contiguous: in C
+            t = _claunch.join_table(addrs, np.asarray(ks, dtype=np.int64), out._buf.ptr + out._offset,
+                                    rows, sl, pitch, _TILE_BYTES)
+            if t is not None and t[2] <= GRID_LIMIT:
+                tab, n = np.frombuffer(t[0], dtype=np.int64), t[1]
+                return JoinPlan(rows, pitch, n, tab[:n + 1], tab[n + 1:].reshape(n, FIELDS), t[2], ())
         n, starts, pieces, slow = _pieces_np(out, arrays, lead, ks, rows, pitch, sl, addrs)
     else:
         n, starts, pieces, slow = _pieces_py(out, arrays, lead, ks, rows, pitch, sl)

@@ -1,6 +1,6 @@
 /* The host side of concat/stack over many inputs, in C.
  *
- *   join_scan(Array, arrays, axis, stack) -> None | (dtype, device, axis, addresses, ks)
+ *   join_scan(Array, arrays, axis, stack) -> None | (dtype, device, axis, addresses, ks, total)
  *
  * One pass over a list or tuple of instances of the class Array (exactly: its __slots__ are
  * read in place; their offsets are looked up once per class) that are all of
@@ -9,8 +9,9 @@
  * joined flattened); for stack every shape equal. It returns the shared dtype and device,
  * ``axis`` normalized (0 for None), the int64 bytes of each input's first element's
  * address where the Array's contiguity flag is already True (-1 elsewhere: the join engine
- * checks those inputs in full), and ``ks`` (each input's extent along ``axis``, or its size
- * for axis None; None for stack).
+ * checks those inputs in full), ``ks`` (int64 bytes: each input's extent along ``axis``, or
+ * its size for axis None; None for stack) and their total (the number of inputs for stack).
+ * ``join_table`` below then builds the launch's piece table from those bytes.
  *
  * Anything else (another type, mixed dtypes or devices, shapes that do not join, a bad
  * axis) returns None and the Python path (gparray/_manipulation.py)
@@ -128,19 +129,21 @@ static PyObject *join_scan(PyObject *mod, PyObject *args) {
     if (addrs == NULL) return NULL;
     int64_t *ad = (int64_t *)PyBytes_AS_STRING(addrs);
     PyObject *ks = NULL;
+    int64_t *kv = NULL, total = 0;
     if (!stack) {
-        ks = PyList_New(n);
+        ks = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int64_t));
         if (ks == NULL) {
             Py_DECREF(addrs);
             return NULL;
         }
+        kv = (int64_t *)PyBytes_AS_STRING(ks);
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = items[i];
         if (Py_TYPE(a) != at || SLOT(a, sl.dtype) != dt || SLOT(a, sl.device) != dev) goto irregular;
         PyObject *s = SLOT(a, sl.shape);
         if (s == NULL || !PyTuple_CheckExact(s)) goto irregular;
-        PyObject *k;
+        Py_ssize_t k = 0;
         if (flat) {
             Py_ssize_t size = 1;
             for (Py_ssize_t d = 0; d < PyTuple_GET_SIZE(s); d++) {
@@ -149,8 +152,7 @@ static PyObject *join_scan(PyObject *mod, PyObject *args) {
                 if (e && size > PY_SSIZE_T_MAX / e) goto irregular;
                 size *= e;
             }
-            k = PyLong_FromSsize_t(size);
-            if (k == NULL) goto fail;
+            k = size;
         } else {
             if (PyTuple_GET_SIZE(s) != nd) goto irregular;
             if (s != s0) {
@@ -158,36 +160,101 @@ static PyObject *join_scan(PyObject *mod, PyObject *args) {
                     if ((stack || d != ax) && !same_extent(PyTuple_GET_ITEM(s, d), PyTuple_GET_ITEM(s0, d)))
                         goto irregular;
             }
-            if (stack) {
-                k = NULL;
-            } else {
-                k = PyTuple_GET_ITEM(s, ax);
-                if (!PyLong_CheckExact(k)) goto irregular;
-                Py_INCREF(k);
+            if (!stack) {
+                k = extent(PyTuple_GET_ITEM(s, ax));
+                if (k < 0) goto irregular;
             }
         }
-        if (k != NULL) PyList_SET_ITEM(ks, i, k);
+        if (kv != NULL) {
+            kv[i] = k;
+            total += k;
+        }
         ad[i] = address(a, &sl);
     }
     if (ks == NULL) {
         Py_INCREF(Py_None);
         ks = Py_None;
+        total = n;
     }
-    return Py_BuildValue("(OOnNN)", dt, dev, ax, addrs, ks);
+    return Py_BuildValue("(OOnNNL)", dt, dev, ax, addrs, ks, (long long)total);
 irregular:
     if (PyErr_Occurred()) PyErr_Clear();
     Py_DECREF(addrs);
     Py_XDECREF(ks);
     Py_RETURN_NONE;
-fail:
-    Py_DECREF(addrs);
-    Py_XDECREF(ks);
-    return NULL;
+}
+
+/* join_table(addresses, ks, obase, rows, slice, pitch, tile_bytes) -> None | (table, n, grid)
+ *
+ * The device piece table of the join engine (gparray/_engine/_join.py, ``_pieces_np`` and
+ * ``device_table``) when every input is a C-contiguous array of the output's dtype (no -1
+ * address; else None): int64 words, the n + 1 first tiles, then per piece (kept inputs: k >
+ * 0) its source address, source row step (its row bytes), byte column, width and unit
+ * shift (the log2 of the largest power of two up to 16 dividing its addresses, width and,
+ * with several rows, both row steps). ``tile_bytes``: 5 int64, the bytes a block moves per
+ * unit shift. Pure arithmetic: tests/test_join_scan.py compares it with the NumPy build. */
+static PyObject *join_table(PyObject *mod, PyObject *args) {
+    Py_buffer ab, kb, tb;
+    long long obase, rows, sl, pitch;
+    if (!PyArg_ParseTuple(args, "y*y*LLLLy*", &ab, &kb, &obase, &rows, &sl, &pitch, &tb)) return NULL;
+    PyObject *res = NULL;
+    Py_ssize_t n_in = ab.len / 8;
+    if (ab.len % 8 || kb.len != ab.len || tb.len != 5 * 8 || rows < 1 || sl < 0) {
+        PyErr_SetString(PyExc_ValueError, "join_table: inconsistent buffer sizes or geometry");
+        goto done;
+    }
+    const int64_t *ad = (const int64_t *)ab.buf, *ks = (const int64_t *)kb.buf, *tile = (const int64_t *)tb.buf;
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = 0; i < n_in; i++) {
+        if (ad[i] < 0) {
+            Py_INCREF(Py_None);
+            res = Py_None;
+            goto done;
+        }
+        n += ks[i] > 0;
+    }
+    PyObject *table = PyBytes_FromStringAndSize(NULL, (n + 1 + 5 * n) * 8);
+    if (table == NULL) goto done;
+    int64_t *starts = (int64_t *)PyBytes_AS_STRING(table), *pc = starts + n + 1;
+    int64_t col = 0, t = 0;
+    Py_ssize_t j = 0;
+    starts[0] = 0;
+    for (Py_ssize_t i = 0; i < n_in; i++) {
+        int64_t w = ks[i] * sl;
+        if (ks[i] > 0) {
+            uint64_t g = (uint64_t)ad[i] | (uint64_t)(obase + col) | (uint64_t)w;
+            if (rows > 1) g |= (uint64_t)w | (uint64_t)pitch;
+            int shift = 4;
+            if (g) {
+                shift = __builtin_ctzll(g);
+                if (shift > 4) shift = 4;
+            }
+            int64_t bytes = rows * w;
+            t += (bytes + tile[shift] - 1) / tile[shift];
+            starts[++j] = t;
+            int64_t *q = pc + 5 * (j - 1);
+            q[0] = ad[i];
+            q[1] = w;
+            q[2] = col;
+            q[3] = w;
+            q[4] = shift;
+        }
+        col += w;
+    }
+    res = Py_BuildValue("(NnL)", table, n, (long long)t);
+done:
+    PyBuffer_Release(&ab);
+    PyBuffer_Release(&kb);
+    PyBuffer_Release(&tb);
+    return res;
 }
 
 static PyMethodDef join_methods[] = {
+    {"join_table", join_table, METH_VARARGS,
+     "join_table(addresses, ks, obase, rows, slice, pitch, tile_bytes) -> None | (table, n, grid): "
+     "the join engine's device piece table when every input is C-contiguous"},
     {"join_scan", join_scan, METH_VARARGS,
-     "join_scan(Array, arrays, axis, stack) -> None | (dtype, device, axis, addresses, ks): "
+     "join_scan(Array, arrays, axis, stack) -> None | (dtype, device, axis, addresses, ks, total): "
      "the checks and addresses of a concat/stack of Arrays of one dtype and device"},
     {NULL, NULL, 0, NULL},
 };
