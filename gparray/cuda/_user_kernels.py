@@ -37,6 +37,9 @@ _GRID_MAX = (2**31 - 1, 65535, 65535)
 _BLOCK_MAX = (1024, 1024, 64)
 
 _loaded: dict = {}  # (module key, device id) -> {name expression: CuPy Function} (the in-memory cache)
+# Set by gparray.cuda.profile while a profile is active, else None:
+# _hook(kernel, grid, block, values, shared_mem, stream_ptr) makes the launch.
+_hook = None
 
 
 class UserKernelCompileError(KernelCompileError):
@@ -245,7 +248,9 @@ class UserKernel:
     def _launch(k, g, b, vals, smem, sptr, cp):
         if sptr is None:
             sptr = cp.cuda.get_current_stream().ptr
-        if g[1] == g[2] == b[1] == b[2] == 1:
+        if _hook is not None:
+            _hook(k, g, b, vals, smem, sptr)
+        elif g[1] == g[2] == b[1] == b[2] == 1:
             k.launch(g[0], b[0], vals, smem, sptr)
         else:
             k.launch3(g, b, vals, smem, sptr)
