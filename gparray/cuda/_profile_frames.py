@@ -1,0 +1,129 @@
+"""What ``gparray.cuda.profile`` reads off the Python stack at each recorded launch: the
+gparray function the user called, and an estimate of the bytes the launch moves.
+
+Nothing here runs unless a profile (or ``GPARRAY_NVTX=1``) is active: the functions are
+not decorated, the stack is walked at the launch instead (``sys._getframe``).
+
+Function: the outermost frame of the unbroken run of gparray frames that leads to the
+launch. A table op object (``add``, ``exp``, ``clip``: ``__call__``/``_call``/``_apply`` of
+an object with a ``__name__``) is named after that name; the Array's methods by the method
+(``__add__``, ``__getitem__``, ``sum``); other methods by their qualified name
+(``UserKernel.__call__``); functions of ``gparray.linalg`` and ``gparray.fft`` get that
+prefix (``linalg.cholesky``).
+
+Bytes: the distinct arrays (gparray Arrays and engine Layouts; every one counted once, by
+address and extent) among the local variables of the engine frames that made the launch
+and of the first gparray frame above them (the namespace function or op that called the
+engine), one level into tuples and lists. An array counts the bytes its elements span, at
+most its element count times the itemsize (a stride-0 broadcast view counts its distinct
+bytes). That is exact for one elementwise launch (inputs + output); a function that makes
+several launches (a two-pass reduction, a sort's passes) shows its arrays' total on each
+launch, and workspace blocks are not counted.
+"""
+from __future__ import annotations
+
+from math import prod
+
+# modules whose frames belong to the launch itself: scanned, and the scan goes on above them
+_ENGINE = ("gparray._engine.", "gparray._kernels.", "gparray._transfer", "gparray._staging",
+           "gparray.cuda._user_kernels", "gparray.cuda._profile")
+_OP_METHODS = frozenset({"__call__", "_call", "_apply"})
+_ARRAY_CLASSES = frozenset({"Array", "ArrayMethods", "NumpyInterop"})
+_PREFIXES = (("gparray.linalg", "linalg."), ("gparray.fft", "fft."))
+_SEQ_MAX = 64
+
+
+def _module(f) -> str:
+    name = f.f_globals.get("__name__")
+    return name if isinstance(name, str) else ""
+
+
+def _is_gparray(mod: str) -> bool:
+    return mod == "gparray" or mod.startswith("gparray.")
+
+
+def function_of(frame) -> str:
+    """The label of the gparray function that led to ``frame`` ("?" when ``frame`` is not in
+    gparray code)."""
+    outer = None
+    f = frame
+    while f is not None and _is_gparray(_module(f)):
+        outer = f
+        f = f.f_back
+    return "?" if outer is None else label(outer)
+
+
+def label(f) -> str:
+    """The function name of gparray frame ``f`` (see the module docstring)."""
+    code = f.f_code
+    name = code.co_name
+    mod = _module(f)
+    if name in _OP_METHODS:
+        try:
+            n = getattr(f.f_locals.get("self"), "__name__", None)
+        except Exception:
+            n = None
+        if isinstance(n, str):
+            return _prefixed(mod, n)
+    qual = getattr(code, "co_qualname", name)
+    cls, dot, _ = qual.rpartition(".")
+    if dot and "<" not in cls and cls not in _ARRAY_CLASSES:
+        return qual
+    return _prefixed(mod, name)
+
+
+def _prefixed(mod: str, name: str) -> str:
+    for pkg, prefix in _PREFIXES:
+        if mod == pkg or mod.startswith(pkg + "."):
+            return prefix + name
+    return name
+
+
+def _extent(x):
+    """((address, span), bytes) of an Array or Layout ``x``; None for anything else."""
+    t = type(x)
+    if not (hasattr(t, "_buf") and hasattr(t, "_strides") and hasattr(t, "_dtype")):
+        return None
+    try:
+        shape, strides, isz = x._shape, x._strides, x._dtype.itemsize
+        ptr = x._buf.ptr + x._offset
+        n = prod(shape)
+        if n == 0:
+            return (ptr, 0), 0
+        span = isz + sum((s - 1) * abs(st) for s, st in zip(shape, strides))
+        return (ptr, span), min(n * isz, span)
+    except Exception:
+        return None
+
+
+def _scan(f, seen: dict) -> None:
+    for v in f.f_locals.values():
+        if type(v) in (tuple, list):
+            if len(v) <= _SEQ_MAX:
+                for item in v:
+                    e = _extent(item)
+                    if e is not None:
+                        seen[e[0]] = e[1]
+            continue
+        e = _extent(v)
+        if e is not None:
+            seen[e[0]] = e[1]
+
+
+def bytes_of(frame):
+    """Estimated bytes moved by the launch made below ``frame`` (see the module
+    docstring); None when no array was found."""
+    seen: dict = {}
+    f = frame
+    while f is not None:
+        mod = _module(f)
+        if not _is_gparray(mod):
+            break
+        _scan(f, seen)
+        if not mod.startswith(_ENGINE):
+            break   # the namespace function or op above the engines: the last one read
+        f = f.f_back
+    return sum(seen.values()) if seen else None
+
+
+__all__ = ["function_of", "label", "bytes_of"]
