@@ -156,5 +156,5 @@ def launch(family: str, expr: str, device_id: int, grid: int, args, shared_mem: 
     run(k, device_id, grid, args, shared_mem, block)
 
 
-__all__ = ["BLOCK", "bind", "copy_span", "ctype", "kernel", "launch", "run", "run_plain", "strided_params", "index_type", "nd_template",
-           "contig_grid", "strided_grid", "scalar_arg", "vec_width"]
+__all__ = ["BLOCK", "bind", "copy_span", "ctype", "kernel", "launch", "run", "run_plain", "strided_params",
+           "index_type", "nd_template", "contig_grid", "strided_grid", "scalar_arg", "vec_width"]

@@ -48,6 +48,7 @@ _local = threading.local()   # .stack: this thread's active profiles, innermost 
 _lock = threading.Lock()
 _active = 0                  # profiles active in the process (+1 for GPARRAY_NVTX=1)
 _saved = None                # what the installation replaced
+_installs = 0                # installations so far in the process (the bench's baseline checks it)
 _nvtx_env = False            # GPARRAY_NVTX=1: NVTX ranges on every thread, without records
 _nvtx = None                 # the nvtx module, imported when asked for
 
@@ -314,6 +315,8 @@ def _restore_fast_path(was) -> None:
 
 
 def _install() -> dict:
+    global _installs
+    _installs += 1
     saved = {"fast": _bypass_fast_path(), "libs": []}
     try:
         for modname, attr, make in _wrappers():
