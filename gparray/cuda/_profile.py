@@ -68,10 +68,16 @@ class _Cuda:
         return self.rt().getDevice()
 
     def on_device(self, dev: int):
-        return _backend.on_device(dev)
+        """A context making ``dev`` current (nothing when one device is visible)."""
+        if _launch._cp is None:
+            _launch._init()
+        return _backend.on_device(dev) if _launch._multi else _launch._NO_SPAN
 
     def stream(self) -> int:
-        return _backend.cupy().cuda.get_current_stream().ptr
+        """The current stream of the current device."""
+        if _launch._cp is None:
+            _launch._init()
+        return _launch._stream().ptr
 
     def event(self, dev: int) -> int:
         """A timing event of the current device ``dev``."""
@@ -131,11 +137,11 @@ class _Span:
     def __enter__(self):
         f = self.frame if self.frame is not None else sys._getframe(1)
         self.frame = None
-        self.function = _frames.function_of(f)
         stack = self.stack
         self.nv = _nvtx_env or any(p.nvtx for p in stack or ())
-        if stack and self.nbytes is None and self.kind != "copy":
-            self.nbytes = _frames.bytes_of(f)
+        self.function, nbytes = _frames.walk(f, bool(stack) and self.nbytes is None)
+        if self.nbytes is None:
+            self.nbytes = nbytes
         if self.nv:
             _nvtx.push_range(f"{self.function}: {_short(self.name)}", domain=NVTX_DOMAIN)
         if stack:

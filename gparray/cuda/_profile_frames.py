@@ -42,15 +42,52 @@ def _is_gparray(mod: str) -> bool:
     return mod == "gparray" or mod.startswith("gparray.")
 
 
+_OTHER, _GP, _ENG = 0, 1, 2
+_codes: dict = {}     # code object -> _OTHER, _GP or _ENG (its frames' module, classified once)
+_CODES_MAX = 1 << 16
+
+
+def _where(f) -> int:
+    code = f.f_code
+    w = _codes.get(code)
+    if w is None:
+        mod = _module(f)
+        w = _ENG if mod.startswith(_ENGINE) else _GP if _is_gparray(mod) else _OTHER
+        if len(_codes) >= _CODES_MAX:
+            _codes.clear()
+        _codes[code] = w
+    return w
+
+
+def walk(frame, want_bytes: bool = True):
+    """(function label, estimated bytes or None) of the launch made below ``frame``, in one
+    walk up the stack (see the module docstring)."""
+    if want_bytes:
+        if _types is None:
+            _array_types()
+        seen: dict = {}
+        done: set = set()
+    scanning = want_bytes
+    outer = None
+    f = frame
+    while f is not None:
+        w = _where(f)
+        if w == _OTHER:
+            break
+        outer = f
+        if scanning:
+            _scan(f, seen, done)
+            if w == _GP:
+                scanning = False   # the namespace function or op above the engines: the last one read
+        f = f.f_back
+    name = "?" if outer is None else label(outer)
+    return name, (sum(seen.values()) if want_bytes and seen else None)
+
+
 def function_of(frame) -> str:
     """The label of the gparray function that led to ``frame`` ("?" when ``frame`` is not in
     gparray code)."""
-    outer = None
-    f = frame
-    while f is not None and _is_gparray(_module(f)):
-        outer = f
-        f = f.f_back
-    return "?" if outer is None else label(outer)
+    return walk(frame, False)[0]
 
 
 def label(f) -> str:
@@ -79,51 +116,58 @@ def _prefixed(mod: str, name: str) -> str:
     return name
 
 
+_types = None   # (Array, Layout): what counts as an array
+
+
+def _array_types():
+    global _types
+    if _types is None:
+        from .._array import Array
+        from .._engine._shapes import Layout
+
+        _types = (Array, Layout)
+    return _types
+
+
 def _extent(x):
-    """((address, span), bytes) of an Array or Layout ``x``; None for anything else."""
-    t = type(x)
-    if not (hasattr(t, "_buf") and hasattr(t, "_strides") and hasattr(t, "_dtype")):
-        return None
+    """((address, span), bytes) of an Array or Layout ``x``."""
     try:
         shape, strides, isz = x._shape, x._strides, x._dtype.itemsize
         ptr = x._buf.ptr + x._offset
         n = prod(shape)
         if n == 0:
             return (ptr, 0), 0
-        span = isz + sum((s - 1) * abs(st) for s, st in zip(shape, strides))
+        span = isz
+        for s, st in zip(shape, strides):
+            span += (s - 1) * (st if st >= 0 else -st)
         return (ptr, span), min(n * isz, span)
-    except Exception:
+    except Exception:   # a layout over a released or foreign buffer: not counted
         return None
 
 
-def _scan(f, seen: dict) -> None:
+def _scan(f, seen: dict, done: set) -> None:
+    arr, lay = _types
     for v in f.f_locals.values():
-        if type(v) in (tuple, list):
-            if len(v) <= _SEQ_MAX:
-                for item in v:
-                    e = _extent(item)
-                    if e is not None:
-                        seen[e[0]] = e[1]
+        t = type(v)
+        if t is arr or t is lay:
+            items = (v,)
+        elif (t is tuple or t is list) and len(v) <= _SEQ_MAX:
+            items = v
+        else:
             continue
-        e = _extent(v)
-        if e is not None:
-            seen[e[0]] = e[1]
+        for item in items:
+            ti = type(item)
+            if (ti is arr or ti is lay) and id(item) not in done:
+                done.add(id(item))
+                e = _extent(item)
+                if e is not None:
+                    seen[e[0]] = e[1]
 
 
 def bytes_of(frame):
     """Estimated bytes moved by the launch made below ``frame`` (see the module
     docstring); None when no array was found."""
-    seen: dict = {}
-    f = frame
-    while f is not None:
-        mod = _module(f)
-        if not _is_gparray(mod):
-            break
-        _scan(f, seen)
-        if not mod.startswith(_ENGINE):
-            break   # the namespace function or op above the engines: the last one read
-        f = f.f_back
-    return sum(seen.values()) if seen else None
+    return walk(frame, True)[1]
 
 
-__all__ = ["function_of", "label", "bytes_of"]
+__all__ = ["function_of", "label", "bytes_of", "walk"]
