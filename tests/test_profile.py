@@ -321,6 +321,19 @@ def launch_here(*arrays, pieces=()):
     assert eng["launch_here"]() is None
 
 
+def test_bytes_count_the_arrays_passed_to_the_launch(fake):
+    eng = _gp_module("gparray._engine._fake3", """
+def two_passes(k, x, out, ws_ptr):
+    run(k, 0, 8, (np.uint64(out._ptr), ws_ptr, x._ptr, 7))   # the input pass: x and out
+    run(k, 0, 1, (out._ptr, ws_ptr))                        # the finishing pass: out only
+    run(k, 0, 1, (ws_ptr + 8, 3))                           # no array passed: all of them
+""", run=_launch.run, np=np)
+    x, out = _layout((1000,), 0x10000), _layout((10,), 0x90000)
+    with xp.cuda.profile() as prof:
+        eng["two_passes"](FakeKernel(), x, out, 0xA0000)
+    assert [r.nbytes for r in prof.records] == [4040, 40, 4040]
+
+
 def test_function_labels():
     ns = _gp_module("gparray._fake_ops", """
 class BinaryOp:

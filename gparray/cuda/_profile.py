@@ -127,19 +127,20 @@ class _Span:
     events on its stream, and at the end the record handed to every profile of ``stack``."""
 
     __slots__ = ("stack", "kind", "family", "name", "grid", "block", "smem", "dev", "s", "nbytes", "frame",
-                 "function", "nv", "ev0")
+                 "args", "function", "nv", "ev0")
 
-    def __init__(self, stack, kind, family, name, grid, block, smem, dev, s, nbytes, frame):
+    def __init__(self, stack, kind, family, name, grid, block, smem, dev, s, nbytes, frame, args=None):
         self.stack, self.kind, self.family, self.name = stack, kind, family, name
         self.grid, self.block, self.smem, self.dev, self.s = grid, block, smem, dev, s
-        self.nbytes, self.frame, self.ev0 = nbytes, frame, None
+        self.nbytes, self.frame, self.args, self.ev0 = nbytes, frame, args, None
 
     def __enter__(self):
         f = self.frame if self.frame is not None else sys._getframe(1)
         self.frame = None
         stack = self.stack
         self.nv = _nvtx_env or any(p.nvtx for p in stack or ())
-        self.function, nbytes = _frames.walk(f, bool(stack) and self.nbytes is None)
+        self.function, nbytes = _frames.walk(f, bool(stack) and self.nbytes is None, self.args)
+        self.args = None
         if self.nbytes is None:
             self.nbytes = nbytes
         if self.nv:
@@ -190,7 +191,7 @@ def _kernel_hook(k, device_id, grid, args, shared_mem, block):
     with _cuda.on_device(device_id):
         s = _cuda.stream()
         with _Span(stack, "kernel", family, name, (grid, 1, 1), (block, 1, 1), shared_mem, device_id, s, None,
-                   sys._getframe(1)):
+                   sys._getframe(1), args):
             k.launch(grid, block, args, shared_mem, s)
 
 
@@ -201,7 +202,8 @@ def _user_hook(k, g, b, vals, smem, sptr):
         family, sep, name = k.name.partition(": ")
         if not sep:
             family, name = "user", k.name
-        span = _Span(stack, "kernel", family, name, g, b, smem, _cuda.device(), sptr, None, sys._getframe(1))
+        span = _Span(stack, "kernel", family, name, g, b, smem, _cuda.device(), sptr, None, sys._getframe(1),
+                     vals)
     else:
         span = _launch._NO_SPAN
     with span:
@@ -230,7 +232,8 @@ def _library(orig, family: str, name_of, dev_of, stream_of=None):
         dev = dev_of(a, kw)
         with _cuda.on_device(dev):
             s = _cuda.stream() if stream_of is None else stream_of(a, kw)
-            span = _Span(stack, "library", family, name_of(a, kw), None, None, 0, dev, s, None, sys._getframe(1))
+            span = _Span(stack, "library", family, name_of(a, kw), None, None, 0, dev, s, None, sys._getframe(1),
+                         a)
             span.__enter__()
         _local.lib = True
         ok = False

@@ -14,15 +14,18 @@ prefix (``linalg.cholesky``).
 Bytes: the distinct arrays (gparray Arrays and engine Layouts; every one counted once, by
 address and extent) among the local variables of the engine frames that made the launch
 and of the first gparray frame above them (the namespace function or op that called the
-engine), one level into tuples and lists. An array counts the bytes its elements span, at
-most its element count times the itemsize (a stride-0 broadcast view counts its distinct
-bytes). That is exact for one elementwise launch (inputs + output); a function that makes
-several launches (a two-pass reduction, a sort's passes) shows its arrays' total on each
-launch, and workspace blocks are not counted.
+engine), one level into tuples and lists; of those, the ones whose first element's address
+is an argument of the launch (all of them when none is). An array counts the bytes its
+elements span, at most its element count times the itemsize (a stride-0 broadcast view
+counts its distinct bytes). That is exact for an elementwise launch (inputs + output).
+Workspace blocks (not arrays) are not counted, and an array read through a pointer table
+(concat's inputs) or at an offset is not seen as an argument, so the figure is an estimate.
 """
 from __future__ import annotations
 
 from math import prod
+
+import numpy as np
 
 # modules whose frames belong to the launch itself: scanned, and the scan goes on above them
 _ENGINE = ("gparray._engine.", "gparray._kernels.", "gparray._transfer", "gparray._staging",
@@ -59,9 +62,19 @@ def _where(f) -> int:
     return w
 
 
-def walk(frame, want_bytes: bool = True):
-    """(function label, estimated bytes or None) of the launch made below ``frame``, in one
-    walk up the stack (see the module docstring)."""
+def _addresses(args) -> set:
+    """The integer arguments of a launch (the pointers among them)."""
+    out = set()
+    for a in args:
+        t = type(a)
+        if t is int or t is np.uint64 or t is np.int64:
+            out.add(int(a))
+    return out
+
+
+def walk(frame, want_bytes: bool = True, args=None):
+    """(function label, estimated bytes or None) of the launch made below ``frame`` with
+    arguments ``args`` (None: unknown), in one walk up the stack (see the module docstring)."""
     if want_bytes:
         if _types is None:
             _array_types()
@@ -81,7 +94,14 @@ def walk(frame, want_bytes: bool = True):
                 scanning = False   # the namespace function or op above the engines: the last one read
         f = f.f_back
     name = "?" if outer is None else label(outer)
-    return name, (sum(seen.values()) if want_bytes and seen else None)
+    if not want_bytes or not seen:
+        return name, None
+    if args:
+        ptrs = _addresses(args)
+        passed = [v for k, v in seen.items() if k[0] in ptrs]
+        if passed:
+            return name, sum(passed)
+    return name, sum(seen.values())
 
 
 def function_of(frame) -> str:
@@ -164,10 +184,10 @@ def _scan(f, seen: dict, done: set) -> None:
                     seen[e[0]] = e[1]
 
 
-def bytes_of(frame):
-    """Estimated bytes moved by the launch made below ``frame`` (see the module
-    docstring); None when no array was found."""
-    return walk(frame, True)[1]
+def bytes_of(frame, args=None):
+    """Estimated bytes moved by the launch made below ``frame`` with arguments ``args``
+    (see the module docstring); None when no array was found."""
+    return walk(frame, True, args)[1]
 
 
 __all__ = ["function_of", "label", "bytes_of", "walk"]
