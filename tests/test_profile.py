@@ -228,6 +228,24 @@ def test_import_leaves_cupy_json_and_nvtx_alone():
     assert out.stdout.split() == ["[]", "True", "gparray.cuda._profile"]
 
 
+def test_env_nvtx_installs_the_hooks_at_import(tmp_path):
+    (tmp_path / "nvtx.py").write_text("ranges = []\n"
+                                      "def push_range(message=None, domain=None):\n    ranges.append(message)\n"
+                                      "def pop_range(domain=None):\n    pass\n")
+    code = ("import sys, json\n"
+            "import gparray\n"
+            "from gparray._engine import _launch\n"
+            "from gparray.cuda import _profile\n"
+            "print(json.dumps(['nvtx' in sys.modules, _launch._hook is not None, _profile._nvtx_env,\n"
+            "                  'cupy' in sys.modules]))\n")
+    for value, want in (("1", [True, True, True, False]), ("0", [False, False, False, False])):
+        env = dict(os.environ, GPARRAY_NVTX=value,
+                   PYTHONPATH=os.pathsep.join([str(tmp_path)] + [p for p in sys.path if p]))
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout.strip().splitlines()[-1]) == want, value
+
+
 # ----------------------------------------------------------------------------- hooks on a fake CUDA
 def test_the_off_path_makes_no_records(fake, monkeypatch):
     cu, plain = fake
