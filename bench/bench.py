@@ -36,9 +36,10 @@ import tempfile
 import time
 import traceback
 
-import runtime_rows   # bench/runtime_rows.py (this script's folder is first on sys.path)
-
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if os.path.join(REPO_ROOT, "bench") not in sys.path:
+    sys.path.insert(0, os.path.join(REPO_ROOT, "bench"))
+import runtime_rows  # noqa: E402  (bench/runtime_rows.py: the "runtime" group)
 LIBS = ("gparray", "cupy", "torch")
 
 N28 = 1 << 28
