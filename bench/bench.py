@@ -8,6 +8,7 @@
     python3 bench/bench.py --cases sets          # only the set-function rows
     python3 bench/bench.py --cases linalg --no-startup   # only the linear-algebra rows
     python3 bench/bench.py --cases fft           # only the fft rows (cuFFT through each library)
+    python3 bench/bench.py --cases runtime --no-startup   # profiling and user-kernel host costs
 
 Each case builds its inputs once with CuPy (the same data for every library: PyTorch gets them
 through DLPack, gparray through ``xp.asarray``/``xp.from_dlpack``), warms up, then times every
@@ -36,6 +37,9 @@ import time
 import traceback
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if os.path.join(REPO_ROOT, "bench") not in sys.path:
+    sys.path.insert(0, os.path.join(REPO_ROOT, "bench"))
+import runtime_rows  # noqa: E402  (bench/runtime_rows.py: the "runtime" group)
 LIBS = ("gparray", "cupy", "torch")
 
 N28 = 1 << 28
@@ -1334,6 +1338,8 @@ def _target_met(row, case_target):
     anchor, factor = case_target[0], case_target[1]
     if anchor == "abs":
         return gp <= factor
+    if anchor == "ratio":   # a ratio of two gparray figures the row computed itself
+        return None if row.get("ratio") is None else row["ratio"] <= factor
     if anchor == "pct_copy":
         pct = row.get("pct_copy_bw")
         return None if pct is None else pct >= factor
@@ -1423,6 +1429,8 @@ def print_table(rows, meta):
     for ln in lines:
         print(fmt(ln))
     for r in rows:
+        if r.get("note"):
+            print(f"{r['case']}: {r['note']}")
         if r.get("one_call_ms"):
             print(f"{r['case']}: one call per event pair: " +
                   ", ".join(f"{k} {v:.4f} ms" for k, v in r["one_call_ms"].items()))
@@ -1469,7 +1477,8 @@ def main(argv=None):
     ap.add_argument("--cases", default="", help="comma-separated substrings; run the cases whose "
                     "name or key contains one (case-insensitive), or a group name: 'indexing' "
                     "runs the advanced-indexing rows, 'sorting' the sort rows, 'sets' the set functions, "
-                    "'linalg' the linear algebra, 'fft' the fft rows (see --list)")
+                    "'linalg' the linear algebra, 'fft' the fft rows, 'runtime' the profiling and "
+                    "user-kernel host costs (see --list)")
     ap.add_argument("--libs", default=",".join(LIBS), help="comma-separated subset of "
                     "gparray,cupy,torch (default: all)")
     ap.add_argument("--repeat", type=int, default=None, help="timed runs per case (default 20, 5 with --quick)")
@@ -1501,6 +1510,7 @@ def main(argv=None):
                         ("x[i] = v, 8 of 1000, host time/op", "small_setitem_us_per_op", "indexing")]
     host_linalg_names = [("a @ b 2x2 float32, host time/op", "small_matmul_us_per_op", "linalg")]
     host_fft_name = (f"fft {SMALL_FFT} complex64, host time/op", "small_fft_us_per_op", "fft")
+    runtime_names = [(name, key, "runtime") for name, key in runtime_rows.NAMES]
     if args.list:
         for c in gpu_cases():
             grp = f"[{c.group}]" if c.group else ""
@@ -1509,7 +1519,9 @@ def main(argv=None):
             print(f"{name:<40} key={key}")
         for name, key, grp in host_index_names + host_linalg_names + [host_fft_name]:
             print(f"{name:<40} key={key:<22} [{grp}]   target: <= 1.3x PyTorch")
-        print("groups (--cases GROUP runs one): indexing, sorting, sets, linalg, fft")
+        for (name, key, grp), target in zip(runtime_names, runtime_rows.TARGETS):
+            print(f"{name:<40} key={key:<22} [{grp}]   target: {target}")
+        print("groups (--cases GROUP runs one): indexing, sorting, sets, linalg, fft, runtime")
         return 0
 
     def log(msg):
@@ -1567,6 +1579,12 @@ def main(argv=None):
             host_rows.append(host_small_matmul(libs, args.quick, log))
     if wanted(*host_fft_name):
         host_rows.append(host_small_fft(libs, args.quick, log))
+    want_off, want_on = wanted(*runtime_names[0]), wanted(*runtime_names[1])
+    if (want_off or want_on) and "gparray" in libs and xp is not None:
+        # first of the rows that enter a profile: its baseline is taken before any profile
+        host_rows += runtime_rows.profiling_rows(xp, args.quick, log, sync, want_off, want_on)
+    if wanted(*runtime_names[2]):
+        host_rows.append(runtime_rows.user_kernel_row(xp, cp, libs, args.quick, log, sync))
     if not args.no_startup and any(wanted(n, k) for n, k in host_names[2:]):
         host_rows += [r for r in startup_rows(libs, args.quick, log) if wanted(r["case"], r["key"])]
     for row in host_rows:

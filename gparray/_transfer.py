@@ -30,6 +30,7 @@ import numpy as np
 from . import _backend, _memory, _staging, _streams
 from ._engine import _elementwise as _ew
 from ._engine import _index
+from ._engine._launch import copy_span
 from ._engine._shapes import Layout
 from ._kernels import _faults
 from ._memory import _host
@@ -85,13 +86,16 @@ def from_host(a: np.ndarray, dev):
         src = a.ctypes.data
         with on_device(dev), _faults.checked("asarray"):
             s = stream().ptr
-            if _host.is_pinned(a, src):
+            pinned = _host.is_pinned(a, src)
+            with copy_span("memcpy HtoD", n, dev._id, s):
+                if pinned:
+                    cp.cuda.runtime.memcpyAsync(buf.ptr, src, n, _H2D, s)
+                elif n < _staging.STAGE_MIN or not _staged(_H2D, buf.ptr, src, n, dev._id, s):
+                    cp.cuda.runtime.memcpyAsync(buf.ptr, src, n, _H2D, s)
+            if pinned:
                 # one DMA straight from the caller's memory: wait for it, or a change the
                 # caller makes after we return could reach the device
-                cp.cuda.runtime.memcpyAsync(buf.ptr, src, n, _H2D, s)
                 cp.cuda.runtime.streamSynchronize(s)
-            elif n < _staging.STAGE_MIN or not _staged(_H2D, buf.ptr, src, n, dev._id, s):
-                cp.cuda.runtime.memcpyAsync(buf.ptr, src, n, _H2D, s)
     return buf
 
 
@@ -138,9 +142,10 @@ def to_host(x, out: np.ndarray | None = None) -> np.ndarray:
     with on_device(x._device):
         with _faults.checked("to host"):
             s = stream()
-            if ((given and _host.is_pinned(out, dst)) or n < _staging.STAGE_MIN
-                    or not _staged(_D2H, dst, ptr, n, x._device._id, s.ptr)):
-                cp.cuda.runtime.memcpyAsync(dst, ptr, n, _D2H, s.ptr)
+            with copy_span("memcpy DtoH", n, x._device._id, s.ptr):
+                if ((given and _host.is_pinned(out, dst)) or n < _staging.STAGE_MIN
+                        or not _staged(_D2H, dst, ptr, n, x._device._id, s.ptr)):
+                    cp.cuda.runtime.memcpyAsync(dst, ptr, n, _D2H, s.ptr)
             s.synchronize()
         _index.check_pending(x._device._id, s.ptr)  # an out-of-range index an earlier gather met
     return out
@@ -286,4 +291,6 @@ def memset0(x, what: str = "zeros") -> None:
     if nbytes:
         cp = _backend.cupy()
         with on_device(x._device), _faults.checked(what):
-            cp.cuda.runtime.memsetAsync(x._ptr, 0, nbytes, stream().ptr)
+            s = stream().ptr
+            with copy_span("memset", nbytes, x._device._id, s):
+                cp.cuda.runtime.memsetAsync(x._ptr, 0, nbytes, s)

@@ -28,7 +28,7 @@ import numpy as np
 from .. import _backend, _device
 from .. import _memory
 from . import _shapes
-from ._launch import BLOCK, bind, index_type, launch, nd_template, run, strided_params
+from ._launch import BLOCK, bind, copy_span, index_type, launch, nd_template, run, strided_params
 
 FAMILY = "index"
 ITEMS = 4                       # GP_IX_ITEMS
@@ -124,7 +124,8 @@ def _read_record(dev: int, stream_ptr: int):
     if blk is None:
         return None
     # into pageable host memory: returns once the copy (and so the launches before it) is done
-    cp.cuda.runtime.memcpyAsync(_err_host.ctypes.data, blk.ptr, 32, 2, stream_ptr)
+    with copy_span("memcpy DtoH", 32, dev, stream_ptr):
+        cp.cuda.runtime.memcpyAsync(_err_host.ctypes.data, blk.ptr, 32, 2, stream_ptr)
     if not _err_host[0]:
         return None
     rec = tuple(int(v) for v in _err_host[1:].view(np.int64))
@@ -297,8 +298,9 @@ def mask_count(mask, dev: int, counts_buf, incl_buf) -> int:
     cp = _backend.cupy()
     host = np.zeros(1, dtype=np.int64)
     s = cp.cuda.get_current_stream()
-    cp.cuda.runtime.memcpyAsync(host.ctypes.data, incl_buf._buf.ptr + incl_buf._offset + (n_tiles - 1) * 8, 8, 2,
-                                s.ptr)
+    with copy_span("memcpy DtoH", 8, dev, s.ptr):
+        cp.cuda.runtime.memcpyAsync(host.ctypes.data, incl_buf._buf.ptr + incl_buf._offset + (n_tiles - 1) * 8, 8,
+                                    2, s.ptr)
     s.synchronize()
     check_pending(dev, s.ptr)
     return int(host[0])

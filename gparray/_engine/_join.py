@@ -47,7 +47,7 @@ from .._kernels import _faults
 from .._kernels._launcher import _claunch
 from . import _elementwise as _ew
 from . import _shapes
-from ._launch import _kernels, kernel, run
+from ._launch import _kernels, copy_span, kernel, run
 
 FAMILY = "join"
 BLOCK = 256                 # GP_JOIN_BLOCK
@@ -330,7 +330,8 @@ def launch(out, pl: JoinPlan) -> None:
         blk = _memory.alloc(tab.nbytes, dev, s.ptr)
         with _faults.checked("concat: piece table upload"):
             # pageable source: staged by the time this returns, so ``tab`` may go
-            cp.cuda.runtime.memcpyAsync(blk.ptr, tab.ctypes.data, tab.nbytes, _H2D, s.ptr)
+            with copy_span("memcpy HtoD", tab.nbytes, dev, s.ptr):
+                cp.cuda.runtime.memcpyAsync(blk.ptr, tab.ctypes.data, tab.nbytes, _H2D, s.ptr)
         run(k, dev, pl.grid, (obase, pl.pitch, pl.rows, pl.n, blk.ptr), block=BLOCK)
     del blk  # back to the pool on the stream the kernel runs on: reused only after it
 

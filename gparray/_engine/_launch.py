@@ -1,6 +1,8 @@
 """Kernel launch helpers shared by every engine: argument packing and device guards."""
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from .. import _backend
@@ -95,6 +97,13 @@ _get_device = None
 _stream = None
 _multi = None  # more than one visible device: check the current device before launching
 
+# Set by gparray.cuda.profile (gparray/cuda/_profile.py) while a profile is active, else None:
+# _hook(k, device_id, grid, args, shared_mem, block) makes the launch instead of run(), and
+# _copy_hook(what, nbytes, device_id, stream_ptr) gives a context manager around a copy.
+_hook = None
+_copy_hook = None
+_NO_SPAN = contextlib.nullcontext()
+
 
 def _init():
     global _cp, _get_device, _stream, _multi
@@ -107,6 +116,9 @@ def _init():
 def run(k: Kernel, device_id: int, grid: int, args, shared_mem: int = 0, block: int = BLOCK):
     """Launch the resolved Kernel ``k`` (built for ``device_id``) on the current stream;
     ``args`` may be Python ints/floats (and a bound kernel's tail bytes)."""
+    if _hook is not None:  # a profile is active (gparray.cuda.profile)
+        _hook(k, device_id, grid, args, shared_mem, block)
+        return
     if _cp is None:
         _init()
     if _multi and _get_device() != device_id:
@@ -114,6 +126,25 @@ def run(k: Kernel, device_id: int, grid: int, args, shared_mem: int = 0, block: 
             k.launch(grid, block, args, shared_mem, _stream().ptr)
     else:
         k.launch(grid, block, args, shared_mem, _stream().ptr)
+
+
+def run_plain(k: Kernel, device_id: int, grid: int, args, shared_mem: int = 0, block: int = BLOCK):
+    """``run`` without the profiling hook (the hook's launch for a thread that records nothing)."""
+    if _cp is None:
+        _init()
+    if _multi and _get_device() != device_id:
+        with _cp.cuda.Device(device_id):
+            k.launch(grid, block, args, shared_mem, _stream().ptr)
+    else:
+        k.launch(grid, block, args, shared_mem, _stream().ptr)
+
+
+def copy_span(what: str, nbytes: int, device_id: int, stream_ptr: int):
+    """A context manager around one copy or memset of ``nbytes`` queued on ``stream_ptr`` of
+    the current device ``device_id`` (``what``: "memcpy HtoD", "memcpy DtoH", "memset"): the
+    profiler's record of it while a profile is active, else a no-op."""
+    h = _copy_hook
+    return _NO_SPAN if h is None else h(what, nbytes, device_id, stream_ptr)
 
 
 def launch(family: str, expr: str, device_id: int, grid: int, args, shared_mem: int = 0, block: int = BLOCK):
@@ -125,5 +156,5 @@ def launch(family: str, expr: str, device_id: int, grid: int, args, shared_mem: 
     run(k, device_id, grid, args, shared_mem, block)
 
 
-__all__ = ["BLOCK", "bind", "ctype", "kernel", "launch", "run", "strided_params", "index_type", "nd_template",
-           "contig_grid", "strided_grid", "scalar_arg", "vec_width"]
+__all__ = ["BLOCK", "bind", "copy_span", "ctype", "kernel", "launch", "run", "run_plain", "strided_params",
+           "index_type", "nd_template", "contig_grid", "strided_grid", "scalar_arg", "vec_width"]

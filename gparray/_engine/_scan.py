@@ -39,7 +39,7 @@ import numpy as np
 
 from .. import _backend
 from . import _shapes
-from ._launch import BLOCK, bind, index_type, nd_template, run, strided_params
+from ._launch import BLOCK, bind, copy_span, index_type, nd_template, run, strided_params
 from ._reduce import reducer, sm_count
 
 FAMILY = "scan"
@@ -128,11 +128,10 @@ def plan(shape: tuple, strides: tuple, axis: int, in_itemsize: int, out_itemsize
 
 def _memset0(ptr: int, nbytes: int, device_id: int) -> None:
     cp = _backend.cupy()
-    if cp.cuda.runtime.getDevice() != device_id:
-        with cp.cuda.Device(device_id):
-            cp.cuda.runtime.memsetAsync(ptr, 0, nbytes, cp.cuda.get_current_stream().ptr)
-    else:
-        cp.cuda.runtime.memsetAsync(ptr, 0, nbytes, cp.cuda.get_current_stream().ptr)
+    with _backend.on_device(device_id):
+        s = cp.cuda.get_current_stream().ptr
+        with copy_span("memset", nbytes, device_id, s):
+            cp.cuda.runtime.memsetAsync(ptr, 0, nbytes, s)
 
 
 def _stream_ptr(device_id: int) -> int:

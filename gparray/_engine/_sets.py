@@ -25,7 +25,7 @@ from .. import _backend
 from .. import _dtypes as _dt
 from .. import _memory
 from . import _shapes
-from ._launch import ctype, index_type, launch, nd_template, strided_params
+from ._launch import copy_span, ctype, index_type, launch, nd_template, strided_params
 
 FAMILY = "sets"
 BLOCK = 256                          # GP_SET_BLOCK
@@ -81,7 +81,8 @@ def unique_count(src, counts, incl, perm=None, sorted_out=None) -> int:
     cp = _backend.cupy()
     host = np.zeros(1, dtype=np.int64)
     s = cp.cuda.get_current_stream()
-    cp.cuda.runtime.memcpyAsync(host.ctypes.data, _addr(incl) + (t - 1) * 8, 8, 2, s.ptr)
+    with copy_span("memcpy DtoH", 8, dev, s.ptr):
+        cp.cuda.runtime.memcpyAsync(host.ctypes.data, _addr(incl) + (t - 1) * 8, 8, 2, s.ptr)
     s.synchronize()
     check_pending(dev, s.ptr)
     return int(host[0])

@@ -1,6 +1,11 @@
-"""gparray.cuda: the CUDA runtime side of gparray (devices, streams and events,
-synchronization, memory pool statistics and limits, kernel cache control, the host
-conversion policy, pinned host memory and downloads into it, user kernels)."""
+"""gparray.cuda: the CUDA runtime side of gparray (devices, streams and events, synchronization, memory pool
+statistics and limits, kernel cache control, the host conversion policy, pinned host
+memory and downloads into it, user kernels, profiling).
+
+``profile()`` records the kernel launches, copies and library calls gparray makes, with
+their gparray function, kernel, grid/block, bytes and GPU time (``_profile.py``; the module
+imports no CuPy until a profile is entered). ``GPARRAY_NVTX=1`` (read here, at import)
+opens an NVTX range around each of them for the whole process (needs the nvtx package)."""
 from __future__ import annotations
 
 from .._backend import CUDAUnavailableError, device_count, has_cuda
@@ -15,6 +20,11 @@ from ._memory_api import *  # noqa: F401,F403  (memory_stats, empty_cache, OutOf
 from ._memory_api import __all__ as _memory_all
 from ._host_api import pinned_empty, to_host
 from ._user_kernels import UserKernel, UserKernelCompileError, UserModule, compile_kernel
+from ._profile import Profile, ProfileRecord, profile
+from . import _profile
+
+if _profile.env_nvtx_requested():
+    _profile.enable_env_nvtx()
 
 
 def synchronize(device=None) -> None:
@@ -48,8 +58,8 @@ def kernel_cache_info() -> dict:
     return {"dir": str(_kc.cache_dir()), "files": files, "bytes": total}
 
 
-__all__ = ["CUDAUnavailableError", "Device", "Event", "KernelCompileError", "KernelFaultError", "Stream",
-           "UserKernel", "UserKernelCompileError", "UserModule", "clear_kernel_cache", "compile_kernel",
-           "current_device", "current_stream", "default_stream", "device_count",
-           "has_cuda", "kernel_cache_dir", "kernel_cache_info", "pinned_empty", "synchronize", "to_host",
+__all__ = ["CUDAUnavailableError", "Device", "Event", "KernelCompileError", "KernelFaultError", "Profile",
+           "ProfileRecord", "Stream", "UserKernel", "UserKernelCompileError", "UserModule", "clear_kernel_cache",
+           "compile_kernel", "current_device", "current_stream", "default_stream", "device_count", "has_cuda",
+           "kernel_cache_dir", "kernel_cache_info", "pinned_empty", "profile", "synchronize", "to_host",
            "HostConversionWarning", "get_host_conversion", "host_conversion", "set_host_conversion"] + list(_memory_all)

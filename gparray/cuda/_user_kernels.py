@@ -38,6 +38,9 @@ _GRID_MAX = (2**31 - 1, 65535, 65535)
 _BLOCK_MAX = (1024, 1024, 64)
 
 _loaded: dict = {}  # (module key, device id) -> {name expression: CuPy Function} (the in-memory cache)
+# Set by gparray.cuda.profile while a profile is active, else None:
+# _hook(kernel, grid, block, values, shared_mem, stream_ptr) makes the launch.
+_hook = None
 
 
 class UserKernelCompileError(KernelCompileError):
@@ -145,6 +148,8 @@ class UserModule:
 
 def _dims(value, what: str, where: str, limits) -> tuple:
     """(x, y, z) of a grid or block given as an int or a tuple/list of 1 to 3 ints."""
+    if type(value) is int and 1 <= value <= limits[0]:   # the common case, checked in full
+        return (value, 1, 1)
     items = (value,) if isinstance(value, (int, np.integer)) else value
     if not isinstance(items, (tuple, list)) or not 1 <= len(items) <= 3 or \
             not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in items):
@@ -210,6 +215,7 @@ class UserKernel:
 
     def __init__(self, module: UserModule, expr: str):
         self.module, self.name = module, expr
+        self._where = f"UserKernel.__call__ ({expr})"   # error messages start with it
         self._launchers: dict = {}  # (device, parameter types) -> _launcher.Kernel
 
     def __repr__(self):
@@ -218,10 +224,11 @@ class UserKernel:
     def __call__(self, grid, block, args, shared_mem: int = 0, stream=None):
         """Launch on the arrays' device (the current one when no array is passed), on
         ``stream`` (default: that device's current stream)."""
-        where = f"UserKernel.__call__ ({self.name})"
+        where = self._where
         g = _dims(grid, "grid", where, _GRID_MAX)
         b = _dims(block, "block", where, _BLOCK_MAX)
-        if not isinstance(shared_mem, (int, np.integer)) or isinstance(shared_mem, bool):
+        if type(shared_mem) is not int and (not isinstance(shared_mem, (int, np.integer))
+                                            or isinstance(shared_mem, bool)):
             raise TypeError(f"{where}: shared_mem must be an int, got {type(shared_mem).__name__}")
         if not 0 <= shared_mem < 2**32:
             raise ValueError(f"{where}: shared_mem = {shared_mem} is out of range")
@@ -248,7 +255,9 @@ class UserKernel:
     def _launch(k, g, b, vals, smem, sptr, cp):
         if sptr is None:
             sptr = cp.cuda.get_current_stream().ptr
-        if g[1] == g[2] == b[1] == b[2] == 1:
+        if _hook is not None:
+            _hook(k, g, b, vals, smem, sptr)
+        elif g[1] == g[2] == b[1] == b[2] == 1:
             k.launch(g[0], b[0], vals, smem, sptr)
         else:
             k.launch3(g, b, vals, smem, sptr)

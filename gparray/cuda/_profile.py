@@ -1,0 +1,496 @@
+"""``gparray.cuda.profile()``: records of the kernel launches, copies and library calls gparray
+makes, timed with CUDA events, and NVTX ranges around them.
+
+Where the hooks sit (each None or unchanged while nothing is profiled, so the launch path
+costs one global test; docs/architecture.md, "Profiling"):
+
+* ``gparray/_engine/_launch.py``: ``run`` (every launch of gparray's own kernels) calls
+  ``_launch._hook`` when it is set; ``copy_span`` (around each memcpy and memset gparray
+  queues: ``gparray/_transfer.py`` and the engines' small reads) returns
+  ``_launch._copy_hook``'s context manager when it is set.
+* ``gparray/cuda/_user_kernels.py``: ``UserKernel`` launches call ``_user_kernels._hook``.
+* Library calls: the engine functions that call cuBLAS, cuSOLVER and cuFFT (``_blas.launch``,
+  the ``_solver`` routines, ``_geev.geev``, ``_fft.execute``) are replaced by recording
+  wrappers on their modules while a profile is active (their callers look them up there).
+* The compiled elementwise fast path (``gparray/_kernels/_claunch_ops.c``) makes its launches
+  in C; while a profile is active it is configured off (``_claunch.configure(None, None)``,
+  the state its ``Fast`` objects already test on every call), so those calls take the
+  Python path through ``run``, and it is configured on again at the last exit.
+
+The first profile entered in the process installs all of this and the last one to exit
+removes it (a count under a lock). Records are per thread: a profile records the work of
+the thread that entered it (other threads' launches pass through the hooks unrecorded,
+though their elementwise calls also lose the compiled path meanwhile). Profiles nest: every
+profile active on the thread gets each record (the same ``ProfileRecord`` object).
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import threading
+import warnings
+
+from .. import _backend
+from .._engine import _launch
+from .._kernels import _faults
+from . import _profile_frames as _frames
+from . import _user_kernels
+from ._profile_report import ProfileRecord
+from ._profile_report import table as _table
+from ._profile_report import to_json as _to_json
+
+NVTX_DOMAIN = "gparray"
+ENV_NVTX = "GPARRAY_NVTX"
+EVENT_POOL_MAX = 4096     # CUDA events kept for reuse per device after a profile exits
+
+_local = threading.local()   # .stack: this thread's active profiles, innermost last; .lib: in a library call
+_lock = threading.Lock()
+_active = 0                  # profiles active in the process (+1 for GPARRAY_NVTX=1)
+_saved = None                # what the installation replaced
+_installs = 0                # installations so far in the process (the bench's baseline checks it)
+_nvtx_env = False            # GPARRAY_NVTX=1: NVTX ranges on every thread, without records
+_nvtx = None                 # the nvtx module, imported when asked for
+
+
+class _Cuda:
+    """The CUDA calls of the profiler, through CuPy's runtime bindings (the CPU tier replaces
+    the module's ``_cuda`` with a fake). Events are pooled per device."""
+
+    def __init__(self):
+        self.free: dict = {}   # device id -> [event handle]
+
+    @staticmethod
+    def rt():
+        return _backend.cupy().cuda.runtime
+
+    def device(self) -> int:
+        return self.rt().getDevice()
+
+    def on_device(self, dev: int):
+        """A context making ``dev`` current (nothing when one device is visible)."""
+        if _launch._cp is None:
+            _launch._init()
+        return _backend.on_device(dev) if _launch._multi else _launch._NO_SPAN
+
+    def stream(self) -> int:
+        """The current stream of the current device."""
+        if _launch._cp is None:
+            _launch._init()
+        return _launch._stream().ptr
+
+    def event(self, dev: int) -> int:
+        """A timing event of the current device ``dev``."""
+        try:
+            return self.free[dev].pop()
+        except (KeyError, IndexError):
+            return self.rt().eventCreate()
+
+    def record(self, ev: int, stream: int) -> None:
+        self.rt().eventRecord(ev, stream)
+
+    def synchronize(self, ev: int) -> None:
+        self.rt().eventSynchronize(ev)
+
+    def elapsed(self, ev0: int, ev1: int) -> float:
+        return self.rt().eventElapsedTime(ev0, ev1)
+
+    def release(self, dev: int, ev: int) -> None:
+        pool = self.free.setdefault(dev, [])
+        if len(pool) < EVENT_POOL_MAX:
+            pool.append(ev)
+        else:
+            self.rt().eventDestroy(ev)
+
+
+_cuda = _Cuda()
+
+
+def _short(name: str) -> str:
+    """A kernel's template name without its arguments (NVTX messages)."""
+    return name.partition("<")[0]
+
+
+def _import_nvtx(where: str):
+    global _nvtx
+    if _nvtx is None:
+        try:
+            import nvtx
+        except ImportError:
+            raise ModuleNotFoundError(f"{where}: NVTX ranges need the nvtx package (pip install nvtx)") from None
+        _nvtx = nvtx
+    return _nvtx
+
+
+class _Span:
+    """Context manager around one launch, copy or library call: NVTX range, start and end
+    events on its stream, and at the end the record handed to every profile of ``stack``."""
+
+    __slots__ = ("stack", "kind", "family", "name", "grid", "block", "smem", "dev", "s", "nbytes", "frame",
+                 "args", "function", "nv", "ev0")
+
+    def __init__(self, stack, kind, family, name, grid, block, smem, dev, s, nbytes, frame, args=None):
+        self.stack, self.kind, self.family, self.name = stack, kind, family, name
+        self.grid, self.block, self.smem, self.dev, self.s = grid, block, smem, dev, s
+        self.nbytes, self.frame, self.args, self.ev0 = nbytes, frame, args, None
+
+    def __enter__(self):
+        f = self.frame if self.frame is not None else sys._getframe(1)
+        self.frame = None
+        stack = self.stack
+        self.nv = _nvtx_env or any(p.nvtx for p in stack or ())
+        self.function, nbytes = _frames.walk(f, bool(stack) and self.nbytes is None, self.args)
+        self.args = None
+        if self.nbytes is None:
+            self.nbytes = nbytes
+        if self.nv:
+            _nvtx.push_range(f"{self.function}: {_short(self.name)}", domain=NVTX_DOMAIN)
+        if stack:
+            ev0 = _cuda.event(self.dev)
+            try:
+                _cuda.record(ev0, self.s)
+            except BaseException:
+                _cuda.release(self.dev, ev0)
+                if self.nv:
+                    _nvtx.pop_range(domain=NVTX_DOMAIN)
+                raise
+            self.ev0 = ev0
+        return self
+
+    def __exit__(self, et, exc, tb):
+        try:
+            ev0 = self.ev0
+            if ev0 is not None:
+                self.ev0 = None
+                if et is not None:
+                    _cuda.release(self.dev, ev0)
+                    return False
+                ev1 = _cuda.event(self.dev)
+                _cuda.record(ev1, self.s)
+                rec = ProfileRecord(self.function, self.kind, self.family, self.name, self.grid, self.block,
+                                    self.smem, self.nbytes, self.dev, self.s, threading.get_ident())
+                rec._ev = (ev0, ev1)
+                for p in self.stack:
+                    p._records.append(rec)
+        finally:
+            if self.nv:
+                _nvtx.pop_range(domain=NVTX_DOMAIN)
+        return False
+
+
+# ----------------------------------------------------------------------------- the hooks
+def _kernel_hook(k, device_id, grid, args, shared_mem, block):
+    """``_launch._hook``: a launch of gparray's own kernels (see ``_launch.run``)."""
+    stack = getattr(_local, "stack", None)
+    if not stack and not _nvtx_env:
+        _launch.run_plain(k, device_id, grid, args, shared_mem, block)
+        return
+    family, sep, name = k.name.partition(": ")
+    if not sep:
+        family, name = "kernel", k.name
+    with _cuda.on_device(device_id):
+        s = _cuda.stream()
+        with _Span(stack, "kernel", family, name, (grid, 1, 1), (block, 1, 1), shared_mem, device_id, s, None,
+                   sys._getframe(1), args):
+            k.launch(grid, block, args, shared_mem, s)
+
+
+def _user_hook(k, g, b, vals, smem, sptr):
+    """``_user_kernels._hook``: a user kernel's launch (its device is the current one)."""
+    stack = getattr(_local, "stack", None)
+    if stack or _nvtx_env:
+        family, sep, name = k.name.partition(": ")
+        if not sep:
+            family, name = "user", k.name
+        span = _Span(stack, "kernel", family, name, g, b, smem, _cuda.device(), sptr, None, sys._getframe(1),
+                     vals)
+    else:
+        span = _launch._NO_SPAN
+    with span:
+        if g[1] == g[2] == b[1] == b[2] == 1:
+            k.launch(g[0], b[0], vals, smem, sptr)
+        else:
+            k.launch3(g, b, vals, smem, sptr)
+
+
+def _copy_hook(what, nbytes, device_id, stream_ptr):
+    """``_launch._copy_hook``: the span of one copy or memset (see ``_launch.copy_span``)."""
+    stack = getattr(_local, "stack", None)
+    if not stack and not _nvtx_env:
+        return _launch._NO_SPAN
+    return _Span(stack, "copy", "transfer", what, None, None, 0, device_id, stream_ptr, nbytes, None)
+
+
+def _library(orig, family: str, name_of, dev_of, stream_of=None):
+    """A recording wrapper of engine function ``orig`` that calls a library: one record per
+    call (library calls made inside it are not recorded again; gparray kernels are)."""
+
+    def wrapper(*a, **kw):
+        stack = getattr(_local, "stack", None)
+        if (not stack and not _nvtx_env) or getattr(_local, "lib", False):
+            return orig(*a, **kw)
+        dev = dev_of(a, kw)
+        with _cuda.on_device(dev):
+            s = _cuda.stream() if stream_of is None else stream_of(a, kw)
+            span = _Span(stack, "library", family, name_of(a, kw), None, None, 0, dev, s, None, sys._getframe(1),
+                         a)
+            span.__enter__()
+        _local.lib = True
+        ok = False
+        try:
+            out = orig(*a, **kw)
+            ok = True
+            return out
+        finally:
+            _local.lib = False
+            with _cuda.on_device(dev):
+                span.__exit__(None if ok else Exception, None, None)
+
+    wrapper.__wrapped__ = orig
+    wrapper.__name__ = getattr(orig, "__name__", "wrapper")
+    wrapper.__doc__ = getattr(orig, "__doc__", None)
+    return wrapper
+
+
+def _last_dev(a, kw):
+    return kw["dev"] if "dev" in kw else a[-1]
+
+
+def _gemm_name(a, kw):
+    c = a[0] if a else kw.get("c")
+    pre, batched = getattr(c, "fkey", ("?", False))
+    calls = len(getattr(c, "offsets", ()) or ())
+    name = f"cublas{pre}gemm{'StridedBatched' if batched else '_v2'}"
+    return name if calls <= 1 else f"{name} x{calls}"
+
+
+def _solver_name(fname):
+    def name_of(a, kw):
+        dt = a[0] if a else kw.get("dtype")
+        return f"{fname}<{dt}>" if isinstance(dt, str) else fname
+    return name_of
+
+
+def _fft_name(a, kw):
+    from .._engine import _fft
+
+    step, double = a[0], a[1]
+    ex = _fft._EXEC_NAMES.get((step.kind, bool(double)), "exec")
+    name = "cufft" + ex[0].upper() + ex[1:]     # cufftExecC2C, ...
+    return name + " (host loop)" if getattr(step, "loops", None) else name
+
+
+_SOLVER_ROUTINES = ("potrf", "getrf", "getrs", "inv", "geqrf", "orgqr", "syevd", "gesvd", "gesvdp",
+                    "gesvdj_batched")
+
+
+def _wrappers():
+    """[(module name, attribute, wrapper factory)] of the library calls recorded."""
+    out = [("gparray._engine._blas", "launch",
+            lambda f: _library(f, "cublas", _gemm_name, lambda a, kw: a[4] if len(a) > 4 else kw["dev"],
+                               lambda a, kw: a[5] if len(a) > 5 else kw["stream_ptr"]))]
+    out += [("gparray._engine._solver", r, (lambda r: lambda f: _library(f, "cusolver", _solver_name(r), _last_dev))(r))
+            for r in _SOLVER_ROUTINES]
+    out.append(("gparray._engine._geev", "geev", lambda f: _library(f, "cusolver", _solver_name("geev"), _last_dev)))
+    out.append(("gparray._engine._fft", "execute", lambda f: _library(f, "cufft", _fft_name, _last_dev)))
+    return out
+
+
+# ----------------------------------------------------------------------------- installation
+def _bypass_fast_path():
+    """Configure the compiled elementwise path off; returns what ``_restore_fast_path``
+    needs (None: no compiled path)."""
+    from .._kernels._launcher import _claunch
+
+    if _claunch is None:
+        return None
+    from .. import _ops
+
+    was = _ops._configured
+    _ops._configured = True   # a combination learnt meanwhile must not configure it on again
+    _claunch.configure(None, None)
+    return was
+
+
+def _restore_fast_path(was) -> None:
+    if was is None:
+        return
+    from .. import _ops
+
+    if was:
+        _ops._configure()
+    else:
+        _ops._configured = False   # the next learnt combination configures it, as before
+
+
+def _install() -> dict:
+    global _installs
+    _installs += 1
+    saved = {"fast": _bypass_fast_path(), "libs": []}
+    try:
+        for modname, attr, make in _wrappers():
+            mod = importlib.import_module(modname)
+            orig = getattr(mod, attr)
+            w = make(orig)
+            setattr(mod, attr, w)
+            saved["libs"].append((mod, attr, orig, w))
+    except BaseException:
+        _uninstall(saved)
+        raise
+    _launch._copy_hook = _copy_hook
+    _user_kernels._hook = _user_hook
+    _launch._hook = _kernel_hook
+    return saved
+
+
+def _uninstall(saved: dict) -> None:
+    _launch._hook = None
+    _launch._copy_hook = None
+    _user_kernels._hook = None
+    for mod, attr, orig, w in saved["libs"]:
+        if getattr(mod, attr, None) is w:   # not replaced by someone else meanwhile
+            setattr(mod, attr, orig)
+    _restore_fast_path(saved["fast"])
+
+
+def _activate() -> None:
+    global _active, _saved
+    with _lock:
+        if _active == 0:
+            _saved = _install()
+        _active += 1
+
+
+def _deactivate() -> None:
+    global _active, _saved
+    with _lock:
+        _active -= 1
+        if _active == 0:
+            saved, _saved = _saved, None
+            _uninstall(saved)
+
+
+def enable_env_nvtx() -> bool:
+    """``GPARRAY_NVTX=1`` (read when ``gparray.cuda`` is imported): NVTX ranges around every
+    launch, copy and library call of every thread, for the rest of the process (the compiled
+    elementwise path stays off). Without the nvtx package: a RuntimeWarning and False."""
+    global _nvtx_env
+    if _nvtx_env:
+        return True
+    try:
+        _import_nvtx(ENV_NVTX)
+    except ModuleNotFoundError as exc:
+        warnings.warn(f"{exc}; {ENV_NVTX}=1 is ignored", RuntimeWarning, stacklevel=2)
+        return False
+    _activate()
+    _nvtx_env = True
+    return True
+
+
+def env_nvtx_requested() -> bool:
+    """True when ``GPARRAY_NVTX`` asks for NVTX ranges."""
+    return os.environ.get(ENV_NVTX, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+# ----------------------------------------------------------------------------- reading events
+def _resolve(records) -> None:
+    """Set ``time_ms`` of the records not timed yet: one wait for the last end event of each
+    (device, stream), then the elapsed time of each pair; the events go back to the pool."""
+    pending = [r for r in records if r._ev is not None]
+    if not pending:
+        return
+    last = {}
+    for r in pending:
+        last[(r.device, r.stream)] = r._ev[1]
+    with _faults.checked("profile"):
+        for (dev, _), ev in last.items():
+            with _cuda.on_device(dev):
+                _cuda.synchronize(ev)
+        for r in pending:
+            ev0, ev1 = r._ev
+            with _cuda.on_device(r.device):
+                r.time_ms = _cuda.elapsed(ev0, ev1)
+            r._ev = None
+            _cuda.release(r.device, ev0)
+            _cuda.release(r.device, ev1)
+
+
+# ----------------------------------------------------------------------------- the public API
+class Profile:
+    """A profile of the gparray work of one thread: ``with gparray.cuda.profile() as prof:``.
+
+    While active, every kernel launch (gparray's kernels and user kernels), copy (memcpy and
+    memset) and library call (cuBLAS, cuSOLVER, cuFFT) that gparray makes on this thread is
+    recorded (``ProfileRecord``) with CUDA events around it on its stream; at exit the device
+    work is waited for once and the GPU times are read. ``records``, ``table()`` and
+    ``to_json(path)`` report them. A profile may be entered again after it exits (the records
+    add up); profiles nest (each gets every record)."""
+
+    def __init__(self, *, nvtx: bool = False):
+        if not isinstance(nvtx, bool):
+            raise TypeError(f"profile: nvtx must be a bool, got {type(nvtx).__name__}")
+        if nvtx:
+            _import_nvtx("profile")
+        self.nvtx = nvtx
+        self._records: list = []
+        self._stack = None   # the entering thread's list of active profiles, while active
+
+    @property
+    def active(self) -> bool:
+        """True between ``__enter__`` and ``__exit__``."""
+        return self._stack is not None
+
+    @property
+    def records(self) -> list:
+        """The ``ProfileRecord`` list, in launch order (``time_ms`` None until the exit)."""
+        return list(self._records)
+
+    def __enter__(self):
+        if self._stack is not None:
+            raise RuntimeError("profile: this profile is already active (nest a new profile() instead)")
+        stack = getattr(_local, "stack", None)
+        if stack is None:
+            stack = _local.stack = []
+        _activate()
+        stack.append(self)
+        self._stack = stack
+        return self
+
+    def __exit__(self, et, exc, tb):
+        stack, self._stack = self._stack, None
+        if stack is None:
+            raise RuntimeError("profile: exit of a profile that is not active")
+        if self in stack:
+            stack.remove(self)
+        _deactivate()
+        try:
+            _resolve(self._records)
+        except Exception:
+            if et is None:
+                raise
+        return False
+
+    def table(self, sort: str = "total") -> str:
+        """The summary as a string: per function and per kernel, calls, total and mean GPU
+        time (ms) and GB/s; ``sort``: "total" (default), "calls" or "name"."""
+        return _table(self._records, sort)
+
+    def to_json(self, path) -> None:
+        """Write the records to ``path`` as JSON (see ``ProfileRecord.as_dict``)."""
+        _to_json(self._records, path)
+
+    def __repr__(self):
+        state = "active" if self.active else "inactive"
+        return f"<gparray.cuda.Profile {state}, {len(self._records)} records>"
+
+
+def profile(*, nvtx: bool = False) -> Profile:
+    """A context manager recording the kernel launches, copies and library calls gparray
+    makes on this thread, each with its gparray function, kernel, grid/block, bytes and GPU
+    time (CUDA events, read once at exit): ``with gparray.cuda.profile() as prof: ...``, then
+    ``prof.records``, ``prof.table()``, ``prof.to_json(path)``. ``nvtx=True`` also opens an
+    NVTX range around each (needs the nvtx package). See the README's Profiling section."""
+    return Profile(nvtx=nvtx)
+
+
+__all__ = ["Profile", "ProfileRecord", "profile", "enable_env_nvtx", "env_nvtx_requested"]

@@ -1,0 +1,526 @@
+"""CPU tier: gparray.cuda.profile without a GPU.
+
+The report (table, JSON) runs on fabricated records. The hooks run on a fake CUDA (events
+that count, a stream handle), fake kernels and gparray-named fake modules (a frame's module
+is its globals' ``__name__``), so attribution, byte estimates, nesting, threads, NVTX and the
+bypass of the compiled fast path are checked here; tests/test_profile_gpu.py runs the real
+thing."""
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import threading
+import types
+
+import numpy as np
+import pytest
+
+import gparray as xp
+from gparray import _ops
+from gparray._array import Array
+from gparray._device import Device
+from gparray._engine import _launch
+from gparray._engine._shapes import Layout
+from gparray._kernels import _launcher
+from gparray.cuda import _profile, _profile_frames, _profile_report, _user_kernels
+from gparray.cuda._profile_report import ProfileRecord
+
+f32 = np.dtype("float32")
+DEV = Device(0)
+KNAME = "elementwise: gp_binary_contig<op_add, float, float, float, float>"
+
+
+class _Buf:
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+
+def _layout(shape, ptr, dtype=f32, strides=None, offset=0):
+    return Layout(_Buf(ptr), tuple(shape), np.dtype(dtype), DEV, offset, strides)
+
+
+class FakeCuda:
+    """Events whose timestamps count up by one per record; every call logged."""
+
+    def __init__(self):
+        self.t, self.next = 0.0, 1
+        self.stamp, self.synced, self.released, self.created = {}, [], [], []
+
+    def device(self):
+        return 0
+
+    def on_device(self, dev):
+        return contextlib.nullcontext()
+
+    def stream(self):
+        return 0x77
+
+    def event(self, dev):
+        e = self.next
+        self.next += 1
+        self.created.append(e)
+        return e
+
+    def record(self, ev, s):
+        self.t += 1.0
+        self.stamp[ev] = self.t
+
+    def synchronize(self, ev):
+        self.synced.append(ev)
+
+    def elapsed(self, a, b):
+        return self.stamp[b] - self.stamp[a]
+
+    def release(self, dev, ev):
+        self.released.append(ev)
+
+
+class FakeKernel:
+    def __init__(self, name=KNAME, fail=None):
+        self.name, self.calls, self.fail = name, [], fail
+
+    def launch(self, grid, block, args, smem, s):
+        if self.fail is not None:
+            raise self.fail
+        self.calls.append((grid, block, args, smem, s))
+
+    def launch3(self, grid, block, args, smem, s):
+        self.calls.append((grid, block, args, smem, s))
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    """The profiler on a fake CUDA; launches outside a profile go to a recording run_plain."""
+    cu = FakeCuda()
+    plain = []
+    monkeypatch.setattr(_profile, "_cuda", cu)
+    monkeypatch.setattr(_launch, "run_plain", lambda *a: plain.append(a))
+    yield cu, plain
+    assert _launch._hook is None and _launch._copy_hook is None and _user_kernels._hook is None
+
+
+def _gp_module(name, src, **ns):
+    """The globals of ``src`` run as if it were module ``name`` (its frames name that module)."""
+    g = {"__name__": name, **ns}
+    exec(compile(src, f"<{name}>", "exec"), g)
+    return g
+
+
+# an engine that launches, and a namespace function above it holding the arrays
+ENGINE = _gp_module("gparray._engine._fake", """
+def engine(k, out, x):
+    run(k, 0, 5, (1, 2, 3))
+""", run=_launch.run)
+NAMESPACE = _gp_module("gparray._fake_namespace", """
+def my_function(k, x, y):
+    out = make_out()
+    engine(k, out, x)
+    return out
+
+def copy_thing(nbytes):
+    with copy_span("memcpy HtoD", nbytes, 0, 0x55):
+        pass
+""", engine=ENGINE["engine"], make_out=lambda: _layout((10,), 0x9000), copy_span=_launch.copy_span)
+
+
+# ----------------------------------------------------------------------------- report
+def _recs():
+    return [ProfileRecord("sum", "kernel", "reduce", "gp_reduce<a>", (4, 1, 1), (256, 1, 1), 0, 4000, 0, 7, 1, 0.5),
+            ProfileRecord("sum", "kernel", "reduce", "gp_reduce<a>", (4, 1, 1), (256, 1, 1), 0, 4000, 0, 7, 1, 1.5),
+            ProfileRecord("matmul", "library", "cublas", "cublasSgemm_v2", None, None, 0, None, 0, 7, 1, 3.0),
+            ProfileRecord("asarray", "copy", "transfer", "memcpy HtoD", None, None, 0, 2_000_000, 0, 7, 1, 0.25)]
+
+
+def test_table_groups_by_function_and_kernel():
+    text = _profile_report.table(_recs())
+    lines = text.splitlines()
+    assert lines[0] == ("gparray profile: 4 records (2 kernel, 1 copy, 1 library), 5.2500 ms GPU time")
+    i = lines.index(next(ln for ln in lines if ln.startswith("function")))
+    j = lines.index(next(ln for ln in lines if ln.startswith("kernel")))
+    funcs = [ln.split() for ln in lines[i + 1:j - 1]]
+    # sorted by total GPU time: matmul 3.0, sum 2.0, asarray 0.25
+    assert [f[0] for f in funcs] == ["matmul", "sum", "asarray"]
+    assert funcs[1] == ["sum", "2", "2.0000", "1.0000", "0.0"]       # 8000 B / 2 ms = 0.004 GB/s
+    assert funcs[0][-1] == "-"                                      # no byte count: no GB/s
+    assert funcs[2] == ["asarray", "1", "0.2500", "0.2500", "8.0"]   # 2 MB / 0.25 ms
+    kernels = lines[j + 1:]
+    assert kernels[0].split()[:2] == ["cublas:", "cublasSgemm_v2"]
+    assert any(ln.split()[:2] == ["reduce:", "gp_reduce<a>"] and ln.split()[2] == "2" for ln in kernels)
+    assert any("transfer: memcpy HtoD" in ln for ln in kernels)
+
+
+def test_table_sorts_and_cuts_long_names():
+    recs = _recs() + [ProfileRecord("f", "kernel", "fam", "k" * 200, time_ms=0.1)] * 3
+    by_calls = _profile_report.table(recs, sort="calls").splitlines()
+    i = by_calls.index(next(ln for ln in by_calls if ln.startswith("function")))
+    assert by_calls[i + 1].split()[:2] == ["f", "3"]
+    by_name = _profile_report.table(recs, sort="name").splitlines()
+    i = by_name.index(next(ln for ln in by_name if ln.startswith("function")))
+    assert [ln.split()[0] for ln in by_name[i + 1:i + 5]] == ["asarray", "f", "matmul", "sum"]
+    long = next(ln for ln in by_name if "kkk" in ln)
+    assert "..." in long and len(long.split()[1]) < 100
+
+
+def test_table_of_pending_and_no_records():
+    pending = [ProfileRecord("sum", "kernel", "reduce", "r", time_ms=None)]
+    text = _profile_report.table(pending)
+    assert text.splitlines()[0].endswith("1 not timed yet")
+    assert " - " in text
+    assert _profile_report.table([]) == "gparray profile: 0 records (0 kernel, 0 copy, 0 library), 0.0000 ms GPU time"
+
+
+def test_to_json_round_trips(tmp_path):
+    recs = _recs()
+    path = tmp_path / "prof.json"
+    _profile_report.to_json(recs, path)
+    with open(path) as fh:
+        doc = json.load(fh)
+    assert doc["format"] == "gparray-profile" and doc["version"] == 1 and doc["gparray"] == xp.__version__
+    assert doc["records"] == [r.as_dict() for r in recs]
+    assert doc["records"][0]["grid"] == [4, 1, 1] and doc["records"][2]["grid"] is None
+    _profile_report.to_json(recs, str(tmp_path / "p2.json"))
+
+
+def test_argument_checks(tmp_path):
+    with pytest.raises(TypeError, match="^profile: nvtx must be a bool"):
+        xp.cuda.profile(nvtx=1)
+    with pytest.raises(TypeError, match="^table: sort must be a str"):
+        _profile_report.table([], sort=1)
+    with pytest.raises(ValueError, match="^table: sort must be one of total, calls, name"):
+        xp.cuda.profile().table(sort="time")
+    with pytest.raises(TypeError, match="^table: expected ProfileRecord items"):
+        _profile_report.table([1])
+    with pytest.raises(TypeError, match="^table: records must be an iterable"):
+        _profile_report.table(3)
+    with pytest.raises(TypeError, match="^to_json: path must be a str or os.PathLike"):
+        xp.cuda.profile().to_json(3)
+    with pytest.raises(ValueError, match="^summarize: key must be"):
+        _profile_report.summarize([], "stream")
+    p = xp.cuda.profile()
+    with pytest.raises(RuntimeError, match="^profile: exit of a profile that is not active"):
+        p.__exit__(None, None, None)
+
+
+def test_nvtx_without_the_package_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(_profile, "_nvtx", None)
+    monkeypatch.setitem(sys.modules, "nvtx", None)   # import nvtx raises ImportError
+    with pytest.raises(ModuleNotFoundError, match=r"^profile: NVTX ranges need the nvtx package"):
+        xp.cuda.profile(nvtx=True)
+    with pytest.warns(RuntimeWarning, match="GPARRAY_NVTX=1 is ignored"):
+        assert _profile.enable_env_nvtx() is False
+    assert _launch._hook is None
+
+
+def test_import_leaves_cupy_json_and_nvtx_alone():
+    code = ("import sys\n"
+            "before = set(sys.modules)\n"
+            "import gparray\n"
+            "added = set(sys.modules) - before\n"
+            "import json as _j\n"
+            "print(_j.dumps(sorted(m for m in added if m.split('.')[0] in ('cupy', 'cupy_backends', 'nvtx', 'json')\n"
+            "      or m in ('gparray._engine._solver', 'gparray._engine._fft', 'gparray._engine._geev'))),\n"
+            "      'gparray.cuda._profile' in sys.modules, gparray.cuda.profile.__module__)\n")
+    env = {k: v for k, v in os.environ.items() if k != "GPARRAY_NVTX"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[]", "True", "gparray.cuda._profile"]
+
+
+def test_env_nvtx_installs_the_hooks_at_import(tmp_path):
+    (tmp_path / "nvtx.py").write_text("ranges = []\n"
+                                      "def push_range(message=None, domain=None):\n    ranges.append(message)\n"
+                                      "def pop_range(domain=None):\n    pass\n")
+    code = ("import sys, json\n"
+            "import gparray\n"
+            "from gparray._engine import _launch\n"
+            "from gparray.cuda import _profile\n"
+            "print(json.dumps(['nvtx' in sys.modules, _launch._hook is not None, _profile._nvtx_env,\n"
+            "                  'cupy' in sys.modules]))\n")
+    for value, want in (("1", [True, True, True, False]), ("0", [False, False, False, False])):
+        env = dict(os.environ, GPARRAY_NVTX=value,
+                   PYTHONPATH=os.pathsep.join([str(tmp_path)] + [p for p in sys.path if p]))
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout.strip().splitlines()[-1]) == want, value
+
+
+# ----------------------------------------------------------------------------- hooks on a fake CUDA
+def test_the_off_path_makes_no_records(fake, monkeypatch):
+    cu, plain = fake
+    monkeypatch.setattr(_launch, "_cp", object())   # run() as initialized: one device, a current stream
+    monkeypatch.setattr(_launch, "_multi", False)
+    monkeypatch.setattr(_launch, "_stream", lambda: types.SimpleNamespace(ptr=0x11))
+    p = xp.cuda.profile()   # made, never entered
+    k = FakeKernel()
+    assert _launch._hook is None
+    with _profile.Profile() as other:
+        pass
+    NAMESPACE["my_function"](k, _layout((10,), 0x1000), None)
+    assert p.records == [] and other.records == [] and cu.created == []
+    assert k.calls == [(5, _launch.BLOCK, (1, 2, 3), 0, 0x11)] and plain == []   # straight to the kernel
+    assert _launch._hook is None
+
+
+def test_a_launch_is_recorded_with_function_kernel_grid_bytes_and_time(fake):
+    cu, plain = fake
+    k = FakeKernel()
+    x = _layout((10,), 0x1000)
+    with xp.cuda.profile() as prof:
+        assert _launch._hook is not None and prof.active
+        NAMESPACE["my_function"](k, x, None)
+        NAMESPACE["copy_thing"](123)
+        (r, c) = prof.records
+        assert r.time_ms is None
+    assert not prof.active and _launch._hook is None
+    assert k.calls == [(5, _launch.BLOCK, (1, 2, 3), 0, 0x77)] and plain == []
+    assert (r.function, r.kind, r.family, r.name) == ("my_function", "kernel", "elementwise", KNAME.split(": ")[1])
+    assert (r.grid, r.block, r.shared_mem, r.device, r.stream) == ((5, 1, 1), (256, 1, 1), 0, 0, 0x77)
+    assert r.nbytes == 80 and r.time_ms == 1.0 and r.thread == threading.get_ident()
+    assert (c.function, c.kind, c.family, c.name, c.nbytes, c.stream, c.grid) == \
+        ("copy_thing", "copy", "transfer", "memcpy HtoD", 123, 0x55, None)
+    # one wait per (device, stream): the last end event of each
+    assert sorted(cu.synced) == [2, 4]
+    assert sorted(cu.released) == [1, 2, 3, 4]
+    assert "my_function" in prof.table() and "gp_binary_contig" in prof.table()
+
+
+def test_a_failed_launch_leaves_no_record_and_gives_its_event_back(fake):
+    cu, _ = fake
+    k = FakeKernel(fail=RuntimeError("launch failed"))
+    with xp.cuda.profile() as prof:
+        with pytest.raises(RuntimeError, match="launch failed"):
+            NAMESPACE["my_function"](k, _layout((4,), 0x1000), None)
+    assert prof.records == [] and cu.released == cu.created == [1]
+
+
+def test_nested_profiles_both_get_the_inner_records(fake):
+    k = FakeKernel()
+    x = _layout((4,), 0x1000)
+    with xp.cuda.profile() as outer:
+        NAMESPACE["my_function"](k, x, None)
+        with xp.cuda.profile() as inner:
+            NAMESPACE["my_function"](k, x, None)
+        assert _launch._hook is not None        # the outer one is still active
+        assert inner.records[0].time_ms == 1.0  # timed at the inner exit
+        NAMESPACE["my_function"](k, x, None)
+    assert len(outer.records) == 3 and len(inner.records) == 1
+    assert outer.records[1] is inner.records[0]
+    assert all(r.time_ms == 1.0 for r in outer.records)
+    with pytest.raises(RuntimeError, match="^profile: this profile is already active"):
+        with outer:
+            outer.__enter__()
+
+
+def test_other_threads_are_not_recorded(fake):
+    cu, plain = fake
+    k = FakeKernel()
+    x = _layout((4,), 0x1000)
+    with xp.cuda.profile() as prof:
+        t = threading.Thread(target=NAMESPACE["my_function"], args=(k, x, None))
+        t.start()
+        t.join()
+        NAMESPACE["my_function"](k, x, None)
+    assert len(prof.records) == 1 and len(plain) == 1 and plain[0][0] is k
+
+
+def test_bytes_count_distinct_memory_once():
+    eng = _gp_module("gparray._engine._fake2", """
+def launch_here(*arrays, pieces=()):
+    return bytes_of(frame())
+""", bytes_of=_profile_frames.bytes_of, frame=lambda: sys._getframe(1))
+    x = _layout((100,), 0x1000)
+    same = _layout((100,), 0x1000)                       # the same memory described twice
+    bcast = _layout((50, 100), 0x5000, strides=(0, 4))   # a broadcast row: 400 distinct bytes
+    tr = _layout((10, 10), 0x8000, strides=(4, 40))      # a transpose: all 400 bytes
+    assert eng["launch_here"](x, same) == 400
+    assert eng["launch_here"](x, bcast, tr) == 1200
+    assert eng["launch_here"](x, pieces=[_layout((3,), 0x9000), _layout((0,), 0xA000)]) == 412
+    assert eng["launch_here"]() is None
+
+
+def test_bytes_count_the_arrays_passed_to_the_launch(fake):
+    eng = _gp_module("gparray._engine._fake3", """
+def two_passes(k, x, out, ws_ptr):
+    run(k, 0, 8, (np.uint64(out._ptr), ws_ptr, x._ptr, 7))   # the input pass: x and out
+    run(k, 0, 1, (out._ptr, ws_ptr))                        # the finishing pass: out only
+    run(k, 0, 1, (ws_ptr + 8, 3))                           # no array passed: all of them
+""", run=_launch.run, np=np)
+    x, out = _layout((1000,), 0x10000), _layout((10,), 0x90000)
+    with xp.cuda.profile() as prof:
+        eng["two_passes"](FakeKernel(), x, out, 0xA0000)
+    assert [r.nbytes for r in prof.records] == [4040, 40, 4040]
+
+
+def test_function_labels():
+    ns = _gp_module("gparray._fake_ops", """
+class BinaryOp:
+    __name__ = "add"
+    def __call__(self, a):
+        return who(frame())
+
+class UserKernel:
+    def __call__(self):
+        return who(frame())
+
+class Array:
+    def __add__(self, other):
+        return who(frame())
+
+def sum(x):
+    return who(frame())
+""", who=_profile_frames.function_of, frame=lambda: sys._getframe(1))
+    la = _gp_module("gparray.linalg._fake", "def cholesky(x):\n    return who(frame())\n",
+                    who=_profile_frames.function_of, frame=lambda: sys._getframe(1))
+    assert ns["BinaryOp"]()(1) == "add"
+    assert ns["UserKernel"]()() == "UserKernel.__call__"
+    assert ns["Array"]().__add__(1) == "__add__"
+    assert ns["sum"](1) == "sum"
+    assert la["cholesky"](1) == "linalg.cholesky"
+    assert _profile_frames.function_of(sys._getframe()) == "?"
+    # the outermost gparray frame wins
+    outer = _gp_module("gparray._fake_outer", "def mean(x):\n    return inner(x)\n", inner=ns["sum"])
+    assert outer["mean"](1) == "mean"
+
+
+def test_library_wrapper_records_one_entry(fake):
+    cu, _ = fake
+    inner_calls = []
+
+    def routine(dtype, n, a, dev):
+        inner_calls.append(n)
+        if n > 0:
+            wrapped(dtype, n - 1, a, dev)   # a library call inside: not recorded again
+        return "done"
+
+    wrapped = _profile._library(routine, "cusolver", _profile._solver_name("potrf"), _profile._last_dev)
+    caller = _gp_module("gparray.linalg._fake_lib", "def cholesky(x):\n    return w('float32', 2, 0, 0)\n",
+                        w=wrapped)
+    assert wrapped("float32", 0, 0, 0) == "done"   # no profile: passes through
+    with xp.cuda.profile() as prof:
+        assert caller["cholesky"](_layout((4, 4), 0x1000)) == "done"
+    assert inner_calls == [0, 2, 1, 0]
+    (r,) = prof.records
+    assert (r.function, r.kind, r.family, r.name, r.nbytes, r.time_ms) == \
+        ("linalg.cholesky", "library", "cusolver", "potrf<float32>", 64, 1.0)
+    assert wrapped.__wrapped__ is routine
+
+
+def test_library_functions_are_wrapped_only_while_profiling(fake):
+    from gparray._engine import _blas
+
+    orig = _blas.launch
+    with xp.cuda.profile():
+        from gparray._engine import _fft, _geev, _solver
+        assert _blas.launch.__wrapped__ is orig
+        assert _solver.potrf.__wrapped__ is not None and _fft.execute.__wrapped__ is not None
+        assert _geev.geev.__wrapped__ is not None
+    assert _blas.launch is orig and not hasattr(_solver.potrf, "__wrapped__")
+    assert not hasattr(_fft.execute, "__wrapped__")
+    gemm = types.SimpleNamespace(fkey=("S", False), offsets=((0, 0, 0),))
+    assert _profile._gemm_name((gemm,), {}) == "cublasSgemm_v2"
+    gemm = types.SimpleNamespace(fkey=("D", True), offsets=((0, 0, 0), (8, 8, 8)))
+    assert _profile._gemm_name((gemm,), {}) == "cublasDgemmStridedBatched x2"
+
+
+def test_user_kernel_launches_are_recorded(fake):
+    k = FakeKernel("user:mine: scale")
+    x = _layout((8,), 0x1000)
+    uk = _gp_module("gparray.cuda._user_kernels_fake", """
+class UserKernel:
+    def __call__(self, k, args):
+        launch(k, (2, 1, 1), (32, 1, 1), (1,), 0, 0x66, None)
+""", launch=_user_kernels.UserKernel._launch)
+    with xp.cuda.profile() as prof:
+        uk["UserKernel"]()(k, (x, 3))
+    (r,) = prof.records
+    assert (r.function, r.family, r.name, r.grid, r.block, r.stream) == \
+        ("UserKernel.__call__", "user:mine", "scale", (2, 1, 1), (32, 1, 1), 0x66)
+    assert k.calls == [(2, 32, (1,), 0, 0x66)]
+
+
+def test_nvtx_ranges_pair_up(fake, monkeypatch):
+    log = []
+    fake_nvtx = types.SimpleNamespace(push_range=lambda message, domain: log.append(("push", message, domain)),
+                                      pop_range=lambda domain: log.append(("pop", domain)))
+    monkeypatch.setattr(_profile, "_nvtx", fake_nvtx)
+    k = FakeKernel()
+    with xp.cuda.profile(nvtx=True) as prof:
+        NAMESPACE["my_function"](k, _layout((4,), 0x1000), None)
+        with pytest.raises(RuntimeError):
+            NAMESPACE["my_function"](FakeKernel(fail=RuntimeError("x")), _layout((4,), 0x1000), None)
+    assert log == [("push", "my_function: gp_binary_contig", "gparray"), ("pop", "gparray")] * 2
+    assert len(prof.records) == 1
+    log.clear()
+    with xp.cuda.profile():   # nvtx=False: no ranges
+        NAMESPACE["my_function"](k, _layout((4,), 0x1000), None)
+    assert log == []
+
+
+def test_env_nvtx_ranges_without_records(fake, monkeypatch):
+    log = []
+    fake_nvtx = types.SimpleNamespace(push_range=lambda message, domain: log.append(message),
+                                      pop_range=lambda domain: None)
+    monkeypatch.setattr(_profile, "_nvtx", fake_nvtx)
+    monkeypatch.setattr(_profile, "_active", 0)
+    try:
+        assert _profile.enable_env_nvtx() is True
+        NAMESPACE["copy_thing"](8)
+        assert log == ["copy_thing: memcpy HtoD"]
+    finally:
+        _profile._nvtx_env = False
+        _profile._deactivate()
+
+
+# ----------------------------------------------------------------------------- the compiled fast path
+_claunch = _launcher._claunch
+
+
+@pytest.mark.skipif(_claunch is None, reason="C extension gparray._kernels._claunch not built")
+def test_the_compiled_path_is_off_while_profiling_and_on_again_after(fake, monkeypatch):
+    log = []
+
+    class Stream:
+        ptr = 0x5000
+
+    class Pool:
+        def malloc(self, nbytes, stream):
+            return _Buf(0x100000)
+
+    def configure():
+        _claunch.configure(Array, lambda dev: Stream())
+        _ops._configured = True
+
+    was = _ops._configured   # a GPU session's worker may have configured the real path
+    monkeypatch.setattr(_ops, "_configured", True)
+    monkeypatch.setattr(_ops, "_configure", configure)
+    configure()
+    _claunch._stub_driver(log)
+    try:
+        st, kinds, size, offs = _launcher.layout((np.uint64(0),) * 3 + (np.int64(0),))
+        t = _claunch.Table()
+        t.add(f32, f32, 0, DEV, 4, 4, 0, 0, _claunch.Launch(0xF00D, st.format, size, offs), f32, 4, 1024,
+              _launch.BLOCK, Pool())
+        fallback = []
+        op = _claunch.Fast(t, lambda *a: fallback.append(a) or "python", 2)
+        x = Array._new(_Buf(0x7000), 0, (8,), (4,), f32, DEV)
+        assert type(op(x, x)) is Array and len(log) == 1 and fallback == []
+        with xp.cuda.profile():
+            assert op(x, x) == "python" and len(log) == 1 and len(fallback) == 1
+            assert _ops._configured is True
+        assert type(op(x, x)) is Array and len(log) == 2 and len(fallback) == 1
+        # never configured before: stays off, and the next learnt combination configures it
+        _claunch.configure(None, None)
+        _ops._configured = False
+        with xp.cuda.profile():
+            assert _ops._configured is True
+        assert _ops._configured is False and op(x, x) == "python"
+    finally:
+        _claunch._stub_driver(None)
+        if was:
+            from gparray import _backend
+
+            _claunch.configure(Array, _backend.cupy().cuda.get_current_stream)
+        else:
+            _claunch.configure(None, None)
