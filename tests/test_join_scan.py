@@ -180,11 +180,12 @@ def test_namespace_errors_are_the_python_paths():
 
 
 @settings(max_examples=300)
-@given(st.integers(64, 300), st.integers(1, 3), st.sampled_from([1, 2, 4, 8]), st.integers(0, 15),
-       st.data())
+@given(st.one_of(st.integers(1, 70), st.integers(64, 300)), st.integers(1, 3), st.sampled_from([1, 2, 4, 8]),
+       st.integers(0, 15), st.data())
 def test_table_in_c_matches_the_numpy_build(n, rows, isz, skew, data):
-    """join_table (C) gives _pieces_np's table, byte for byte, for contiguous inputs: any
-    extents (zeros included), alignments, one row or several."""
+    """The plan from the scan's bytes (from 64 inputs: join_table, in C) is the plan from
+    Python lists, and from 64 inputs _pieces_np's table byte for byte, for contiguous
+    inputs: any extents (zeros included), alignments, one row or several."""
     dt = {1: "uint8", 2: "int16", 4: "float32", 8: "float64"}[isz]
     ks = data.draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))
     inner = data.draw(st.integers(1, 5))
@@ -200,8 +201,17 @@ def test_table_in_c_matches_the_numpy_build(n, rows, isz, skew, data):
     assert sc is not None and sc[5] == total
     lead = 1
     rows_, pitch, sl = _join._geometry(out, lead)
-    assert _claunch.join_table(sc[3], sc[4], out._buf.ptr, rows_, sl, pitch, _join._TILE_BYTES) is not None
     c = _join.plan(out, arrays, lead, sc[4], sc[3])
+    ref = _join.plan(out, arrays, lead, list(ks))
+    assert (c.n, c.grid, c.slow) == (ref.n, ref.grid, ref.slow)
+    assert _join.device_table(c).tobytes() == _join.device_table(ref).tobytes()
+    for cap in _join.PARAM_CAPS:
+        if c.n <= cap:
+            assert _join.param_table(c, cap) == _join.param_table(ref, cap)
+            break
+    if n < _join.NUMPY_FROM:
+        return
+    assert _claunch.join_table(sc[3], sc[4], out._buf.ptr, rows_, sl, pitch, _join._TILE_BYTES) is not None
     py = _join.JoinPlan(rows_, pitch, *_join_np(out, arrays, lead, ks, rows_, pitch, sl))
     assert (c.n, c.grid, c.slow) == (py.n, py.grid, ())
     assert np.asarray(c.starts).tolist() == np.asarray(py.starts).tolist()

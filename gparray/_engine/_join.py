@@ -153,7 +153,8 @@ def plan(out, arrays, lead: int, ks, addrs=None) -> JoinPlan:
                 tab, n = np.frombuffer(t[0], dtype=np.int64), t[1]
                 return JoinPlan(rows, pitch, n, tab[:n + 1], tab[n + 1:].reshape(n, FIELDS), t[2], ())
         n, starts, pieces, slow = _pieces_np(out, arrays, lead, ks, rows, pitch, sl, addrs)
-    else:
+    else:   # Python ints (``scan`` gives an int64 array): unit_shift uses int.bit_length
+        ks = ks.tolist() if isinstance(ks, np.ndarray) else ks
         n, starts, pieces, slow = _pieces_py(out, arrays, lead, ks, rows, pitch, sl)
     grid = int(starts[n])
     if grid > GRID_LIMIT:  # > 2^31 tiles (a TiB): every input on its own
