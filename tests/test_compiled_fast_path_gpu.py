@@ -96,6 +96,7 @@ def test_results_use_the_current_stream_and_the_pool_balances():
 
     a = xp.asarray(np.ones(1000, np.float32))
     a + a
+    cp.cuda.Device().synchronize()  # a is read below on a non-blocking stream: its upload is done
     pool = _memory.get_pool(a.device._id)
     base = pool.allocated_bytes
     s = cp.cuda.Stream(non_blocking=True)
