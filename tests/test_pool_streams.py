@@ -1,4 +1,6 @@
-"""CPU tier: stream retirement in the caching pool (gparray/_memory/_retire.py).
+"""CPU tier: stream retirement in the caching pool (gparray/_memory/_retire.py) and its wiring
+to gparray.cuda.Stream (gparray/_streams.py, gparray/_memory/__init__.py), and the registry
+of live streams the CUDA backend records events on (gparray/_backend.py).
 
 CUDA may give a destroyed stream's handle to a new stream. The pool keys its segments by
 handle, so before a gparray-owned stream is destroyed its handle is retired with an event
@@ -6,8 +8,14 @@ recorded on it: no later stream with the same handle may take the old stream's b
 before that event completes. Everything here runs on the fake allocator and fake events of
 tests/test_memory_pool.py; tests/test_streams_gpu.py has the GPU tier.
 """
+import gc
+import sys
 import weakref
 
+import pytest
+
+from gparray import _backend, _device, _memory, _streams
+from gparray._memory import _cupy_backend
 from gparray._memory._pool import CachingPool
 from test_memory_pool import KiB, MiB, FakeDevice, check_consistent, check_internal, make_pool
 
@@ -212,3 +220,184 @@ def test_two_retirements_of_the_same_handle():
     del a, b
     check_consistent(pool, dev, [])       # (applies the frees a collected C Block queued)
     assert sorted(id(e) for e, _ in pool._pending) == sorted((id(ev1), id(ev2)))
+
+
+# --------------------------------------------------------------------------- live streams
+
+class _CupyStream:
+    """What a Stream wraps: ``ptr`` and ``device_id``."""
+
+    def __init__(self, ptr, device_id=0):
+        self.ptr = ptr
+        self.device_id = device_id
+
+
+def test_streams_hold_their_handles_while_they_exist():
+    dev = _device.get_device(0)
+    cs = _CupyStream(0xBEEF00)
+    assert not _backend.stream_held(0, 0xBEEF00)
+    s = _streams.Stream._wrap(cs, dev)
+    t = _streams.Stream._wrap(_CupyStream(0xBEEF00), dev)
+    assert _backend.stream_held(0, 0xBEEF00) and not _backend.stream_held(1, 0xBEEF00)
+    del s
+    gc.collect()
+    assert _backend.stream_held(0, 0xBEEF00)
+    del t
+    gc.collect()
+    assert not _backend.stream_held(0, 0xBEEF00)
+    assert (0, 0xBEEF00) not in _backend._held
+
+
+class _Runtime:
+    class CUDARuntimeError(RuntimeError):
+        pass
+
+    def __init__(self, log):
+        self.log = log
+
+    def eventRecord(self, ev, stream):
+        self.log.append(("record", stream))
+
+    def deviceSynchronize(self):
+        self.log.append("synchronize")
+
+
+class _Cupy:
+    def __init__(self, log, current=0):
+        rt = _Runtime(log)
+
+        class Event:
+            def __init__(self, block, disable_timing):
+                self.ptr = 0xE0
+
+        class cuda:
+            runtime = rt
+
+            @staticmethod
+            def get_current_stream(dev):
+                return _CupyStream(current, dev)
+
+        cuda.Event = Event
+        self.cuda = cuda
+
+
+class _Device:
+    id = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_the_backend_records_on_held_streams_without_synchronizing():
+    log = []
+    record = _cupy_backend._record_event(_Cupy(log), _Device())
+    assert record(0x5A00) is None and log == ["synchronize"], "unknown stream: synchronize"
+    log.clear()
+    s = _streams.Stream._wrap(_CupyStream(0x5A00), _device.get_device(0))
+    assert record(0x5A00) is not None and log == [("record", 0x5A00)]
+    log.clear()
+    assert record(2) is not None and record(0) is not None and "synchronize" not in log
+    del s
+    gc.collect()
+    log.clear()
+    assert record(0x5A00) is None and log == ["synchronize"], "the Stream is gone: unknown again"
+
+
+@pytest.fixture
+def fake_pool_0(monkeypatch):
+    """A fake pool as device 0's, and a fake event recorder for retirements."""
+    pool, dev, evs = make_pool(sync=False)
+    monkeypatch.setitem(_memory._pools, 0, pool)
+    recorded = []
+
+    def record_on_live_stream(device_id, handle):
+        recorded.append((device_id, handle))
+        return evs.record(handle)
+
+    monkeypatch.setattr(_cupy_backend, "record_on_live_stream", record_on_live_stream)
+    return pool, dev, evs, recorded
+
+
+def test_the_last_stream_over_an_owned_stream_retires_it(fake_pool_0):
+    pool, dev, evs, recorded = fake_pool_0
+    b = pool.malloc(3 * MiB, H)
+    cs = _CupyStream(H)
+    alive = weakref.ref(cs)
+    token = _streams._own(cs, 0)           # what Stream() does with the CuPy stream it made
+    s = _streams.Stream._wrap(cs, _device.get_device(0))
+    t = _streams.Stream._wrap(_CupyStream(H), _device.get_device(0))   # as current_stream()
+    assert s._owner is token and t._owner is token, "a Stream over an owned handle keeps it alive"
+    del cs, token
+    gc.collect()
+    assert alive() is not None and recorded == []
+    del s, t
+    gc.collect()
+    assert recorded == [(0, H)], "one event recorded on the stream, while it was alive"
+    assert alive() is None, "then the CuPy stream is let go"
+    assert segment_of(pool, b.ptr)["stream"] < 0 and pool.stats()["num_streams_retired"] == 1
+    assert not _backend.stream_held(0, H)
+    check_consistent(pool, dev, [b])
+
+
+def test_external_and_current_streams_are_not_retired(fake_pool_0):
+    pool, dev, evs, recorded = fake_pool_0
+    b = pool.malloc(3 * MiB, H)
+    s = _streams.Stream._wrap(_CupyStream(H), _device.get_device(0))   # not owned by gparray
+    del s
+    gc.collect()
+    assert recorded == [] and segment_of(pool, b.ptr)["stream"] == H
+    check_consistent(pool, dev, [b])
+
+
+def test_the_retirement_finalizer_never_raises(monkeypatch):
+    def broken(device_id, stream):
+        raise RuntimeError("CUDA is gone")
+
+    monkeypatch.setattr(_memory, "retire_stream", broken)
+    _streams._retire(_CupyStream(H), 0)                     # swallowed
+    monkeypatch.setattr(sys, "is_finalizing", lambda: True)
+    monkeypatch.setattr(_memory, "retire_stream", lambda *a: pytest.fail("ran at shutdown"))
+    _streams._retire(_CupyStream(H), 0)
+
+
+def test_retire_without_a_pool_does_nothing(monkeypatch):
+    monkeypatch.setattr(_memory, "_pools", {})
+    monkeypatch.setattr(_cupy_backend, "record_on_live_stream",
+                        lambda *a: pytest.fail("recorded although no pool exists"))
+    _memory.retire_stream(0, _CupyStream(H))
+
+
+def test_a_finalizer_during_a_pool_operation_defers_and_keeps_the_stream(fake_pool_0):
+    pool, dev, evs, recorded = fake_pool_0
+    b = pool.malloc(3 * MiB, H)
+    cs = _CupyStream(H)
+    alive = weakref.ref(cs)
+    token = _streams._own(cs, 0)
+    del cs
+    pool._lock.acquire()
+    try:
+        del token                          # the finalizer runs while the pool is busy
+        gc.collect()
+        assert recorded == [(0, H)] and alive() is not None
+    finally:
+        pool._lock.release()
+    assert pool.stats()["num_streams_retired"] == 1 and alive() is None
+    check_consistent(pool, dev, [b])
+
+
+def test_an_external_wrapper_of_an_owned_handle_keeps_it_unretired(fake_pool_0):
+    pool, dev, evs, recorded = fake_pool_0
+    cs = _CupyStream(H)
+    token = _streams._own(cs, 0)
+    proto = _CupyStream(H)                 # e.g. an object with __cuda_stream__
+    s = _streams.Stream._wrap(cs, _device.get_device(0), proto)
+    assert s._owner == (proto, token)
+    del cs, token
+    gc.collect()
+    assert recorded == []
+    del s
+    gc.collect()
+    assert recorded == [(0, H)]
