@@ -390,6 +390,7 @@ def test_a_finalizer_during_a_pool_operation_defers_and_keeps_the_stream(fake_po
 
 def test_an_external_wrapper_of_an_owned_handle_keeps_it_unretired(fake_pool_0):
     pool, dev, evs, recorded = fake_pool_0
+    b = pool.malloc(4 * KiB, H)
     cs = _CupyStream(H)
     token = _streams._own(cs, 0)
     proto = _CupyStream(H)                 # e.g. an object with __cuda_stream__
@@ -401,3 +402,12 @@ def test_an_external_wrapper_of_an_owned_handle_keeps_it_unretired(fake_pool_0):
     del s
     gc.collect()
     assert recorded == [(0, H)]
+    check_consistent(pool, dev, [b])
+
+
+def test_a_stream_the_pool_never_saw_records_nothing(fake_pool_0):
+    pool, dev, evs, recorded = fake_pool_0
+    token = _streams._own(_CupyStream(0xF00D00), 0)
+    del token
+    gc.collect()
+    assert recorded == [] and pool.stats()["num_streams_retired"] == 0

@@ -86,9 +86,9 @@ def retire_stream(device_id: int, stream) -> None:
     ``stream`` until that is done. Errors propagate; the caller (a finalizer) swallows them.
     """
     pool = _pools.get(device_id)
-    if pool is None:               # no pool: no block was ever allocated on the device
-        return
     handle = int(stream.ptr)
+    if pool is None or not pool.has_stream(handle):   # no block was ever allocated on it
+        return
     event = _cupy_backend.record_on_live_stream(device_id, handle)
     pool.retire_stream(handle, event, keep=stream)
 

@@ -711,6 +711,11 @@ class CachingPool:
         seg.arena = None
         c.arena = None
 
+    def has_stream(self, stream) -> bool:
+        """True when some segment may belong to raw stream ``stream`` (it has an arena)."""
+        arenas = self._arenas
+        return (stream, True) in arenas or (stream, False) in arenas
+
     def retire_stream(self, stream, event, keep=None) -> None:
         """Retire raw stream handle ``stream``, which is about to be destroyed.
 
