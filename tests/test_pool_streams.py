@@ -180,6 +180,38 @@ def test_retire_from_a_finalizer_inside_a_pool_operation():
     check_consistent(pool, dev, [old, b])
 
 
+def test_a_retirement_run_by_the_out_of_memory_collection():
+    """The out-of-memory retry runs gc.collect() inside malloc: a Stream finalizer may retire
+    the very stream being allocated on (possible while a raw CuPy reference keeps it alive).
+    The allocation must go on in the stream's new arena, not the retired one."""
+    pool, dev, evs = make_pool(capacity=12 * MiB, sync=False)
+    old = pool.malloc(3 * MiB, H)
+    filler = pool.malloc(3 * MiB, 5)
+    del old                                # H's 4 MiB segment: cached, too small below
+    ev = evs.record(H)
+
+    class Garbage:
+        """A reference cycle: only the collector frees it (and the filler block with it)."""
+
+        def __init__(self, block):
+            self.block, self.me = block, self
+
+        def __del__(self):
+            pool.retire_stream(H, ev)
+
+    gc.disable()
+    try:
+        Garbage(filler)
+        del filler
+        b = pool.malloc(5 * MiB, H)        # no room until the collection frees the filler
+    finally:
+        gc.enable()
+    assert pool.stats()["num_streams_retired"] == 1
+    assert segment_of(pool, b.ptr)["stream"] == H and pool._arenas[(H, False)].retired is None
+    assert pool._arenas[(H, False)] is b._chunk.arena
+    check_consistent(pool, dev, [b])
+
+
 def test_retire_in_no_caching_mode():
     _, dev, evs = make_pool()
     pool = CachingPool(dev.malloc, dev.free, record_event=evs.record, event_done=evs.query,

@@ -463,15 +463,14 @@ class CachingPool:
     def _malloc_slow(self, size, nbytes, stream):
         """No block of the exact size is cached for ``stream``: best fit, reuse, or grow."""
         small = size <= SMALL_REQUEST
-        ar = self._arenas.get((stream, small))
-        if ar is None:
-            ar = self._arenas[(stream, small)] = _Arena(stream, small)
+        ar = self._arena(stream, small)
         c = self._find_cached(ar, size)
         if c is None:
             c = self._grow(ar, size)
         if c is None:
             self._n_retries += 1
             self._release_cached(collect=True)
+            ar = self._arena(stream, small)    # a retirement the collection ran may replace it
             c = self._find_cached(ar, size)
             if c is None:
                 c = self._grow(ar, size)
@@ -482,12 +481,16 @@ class CachingPool:
         c.state = _ALLOC
         return c
 
-    def _malloc_uncached(self, nbytes, stream):
-        """no_caching: one raw allocation of exactly ``nbytes`` (a segment of one chunk)."""
-        small = nbytes <= SMALL_REQUEST
+    def _arena(self, stream, small):
+        """The arena of (``stream``, kind), created on first use."""
         ar = self._arenas.get((stream, small))
         if ar is None:
             ar = self._arenas[(stream, small)] = _Arena(stream, small)
+        return ar
+
+    def _malloc_uncached(self, nbytes, stream):
+        """no_caching: one raw allocation of exactly ``nbytes`` (a segment of one chunk)."""
+        small = nbytes <= SMALL_REQUEST
         for attempt in (0, 1):
             if self._limit is None or self._reserved + nbytes <= self._limit:
                 try:
@@ -502,7 +505,7 @@ class CachingPool:
         else:
             self._n_ooms += 1
             raise self._oom_error(nbytes, nbytes, stream)
-        c = self._new_segment(ar, ptr, nbytes)
+        c = self._new_segment(self._arena(stream, small), ptr, nbytes)
         c.state = _ALLOC
         return c
 

@@ -57,6 +57,7 @@ def retire_locked(pool, stream, event) -> bool:
     for ar in arenas:
         if ar.dirty:
             pool._coalesce(ar)   # a free segment is one chunk now (clean ones already were)
+        ar.bins, ar.sizes, ar.dirty = {}, [], []   # a stale reference finds nothing in it
     retired = {}
     for seg in list(pool._segments.values()):
         ar = seg.arena
