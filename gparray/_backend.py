@@ -7,6 +7,7 @@ raises one clear :class:`CUDAUnavailableError`.
 from __future__ import annotations
 
 import contextlib
+import threading
 
 _cupy = None
 _error: Exception | None = None
@@ -78,3 +79,34 @@ def require_device(name: str = "gparray"):
             raise CUDAUnavailableError(f"{name}: {_error}")
         raise CUDAUnavailableError(f"{name}: no CUDA device was found")
     return _cupy
+
+
+# ----------------------------------------------------------------------------- live streams
+
+_held: dict = {}                  # (device ordinal, raw stream handle) -> gparray Streams holding it
+_held_lock = threading.Lock()     # its critical sections allocate no container: no GC runs inside
+
+
+def hold_stream(device_id: int, handle: int) -> None:
+    """Note one more gparray Stream holding raw stream ``handle`` of ``device_id``: the
+    stream is alive at least until the matching :func:`release_stream`."""
+    key = (device_id, handle)
+    with _held_lock:
+        _held[key] = _held.get(key, 0) + 1
+
+
+def release_stream(device_id: int, handle: int) -> None:
+    """Undo one :func:`hold_stream` (the finalizer of a gparray Stream calls it)."""
+    key = (device_id, handle)
+    with _held_lock:
+        n = _held.get(key, 0) - 1
+        if n > 0:
+            _held[key] = n
+        else:
+            _held.pop(key, None)
+
+
+def stream_held(device_id: int, handle: int) -> bool:
+    """True while a gparray Stream holds raw stream ``handle`` of ``device_id``, which is then
+    known to be alive (so an event may be recorded on it)."""
+    return (device_id, handle) in _held

@@ -7,17 +7,26 @@ read at every call, by the compiled fast path too). A :class:`Stream` therefore 
 stream object, and ``with stream:`` makes its device current and pushes it on CuPy's stream
 stack; both are restored on exit, so blocks nest.
 
-This module is part of the foundation layer (it imports only ``_backend``, ``_device`` and
-``_kernels._faults``), so the transfer and Array layers can take a Stream as ``stream=``.
-CuPy is imported inside functions only: ``import gparray`` never touches the GPU.
+Lifetimes: every Stream notes its (device, handle) in ``_backend``'s registry of held
+streams while it exists, so the pool may record events on that stream (it is alive). A
+stream gparray created is destroyed (by CuPy) when the last Stream over it goes; just before
+that, while it is still alive, :func:`_retire` records an event on it and the device's pool
+retires its handle (``gparray/_memory/_retire.py``), since CUDA may give the handle to a new
+stream.
+
+This module is part of the foundation layer (it imports only ``_backend``, ``_device``,
+``_memory`` and ``_kernels._faults``), so the transfer and Array layers can take a Stream as
+``stream=``. CuPy is imported inside functions only: ``import gparray`` never touches the GPU.
 """
 from __future__ import annotations
 
 import operator
+import sys
 import threading
 import warnings
+import weakref
 
-from . import _backend
+from . import _backend, _memory
 from ._device import Device, after_synchronize, get_device, normalize_device
 
 __all__ = ["Event", "Stream", "current_stream", "default_stream", "handle_of", "order",
@@ -103,6 +112,44 @@ def _foreign(cp, ptr: int, dev_id: int):
         return cp.cuda.ExternalStream(ptr, dev_id)
 
 
+class _Owned:
+    """The life of a stream gparray created: every Stream over its handle holds this token
+    (in ``_owner``); when the last one goes, :func:`_retire` runs with the CuPy stream still
+    alive, then lets it go."""
+
+    __slots__ = ("__weakref__",)
+
+
+_owned = weakref.WeakValueDictionary()   # (device ordinal, handle) -> _Owned
+
+
+def _own(cs, dev_id: int) -> _Owned:
+    """The token of new gparray-owned CuPy stream ``cs``; its finalizer retires the handle."""
+    token = _Owned()
+    weakref.finalize(token, _retire, cs, dev_id).atexit = False
+    _owned[(dev_id, int(cs.ptr))] = token
+    return token
+
+
+def _retire(cs, dev_id: int) -> None:
+    """Finalizer of a gparray-owned stream (``cs`` is alive while it runs): the device's pool
+    retires its handle. Never raises: at interpreter shutdown, or with CUDA already torn
+    down, there is nothing left to protect."""
+    try:
+        if sys.is_finalizing():
+            return
+        _memory.retire_stream(dev_id, cs)
+    except Exception:
+        pass
+
+
+def _track(s: "Stream") -> None:
+    """Hold ``s``'s (device, handle) in the registry of live streams while ``s`` exists."""
+    dev_id, ptr = s._device.id, int(s._cs.ptr)
+    _backend.hold_stream(dev_id, ptr)
+    weakref.finalize(s, _backend.release_stream, dev_id, ptr).atexit = False
+
+
 class Stream:
     """A CUDA stream of one device.
 
@@ -122,7 +169,9 @@ class Stream:
     Memory follows streams: an array is owned by the stream it was allocated on, and the
     pool reuses its memory on that stream as soon as it is freed. An array used on another
     stream must not be freed before that stream's work is ordered before later work of its
-    own stream (``own.wait_event(other.record())``, or a synchronize).
+    own stream (``own.wait_event(other.record())``, or a synchronize). When a stream
+    gparray created is destroyed, the pool retires its handle first, so a later stream that
+    CUDA gives the same handle never reuses memory the old stream's last kernels may use.
     """
 
     __module__ = "gparray.cuda"
@@ -138,16 +187,23 @@ class Stream:
         dev = _device_of(device, "Stream")
         cp = _cupy("Stream")
         with _backend.on_device(dev.id), _faults().checked("Stream"):
-            self._cs = cp.cuda.Stream(non_blocking=non_blocking, priority=prio)
+            cs = cp.cuda.Stream(non_blocking=non_blocking, priority=prio)
+        self._cs = cs
         self._device = dev
-        self._owner = None
+        self._owner = _own(cs, dev.id)
+        _track(self)
 
     @classmethod
     def _wrap(cls, cs, dev: Device, owner=None) -> "Stream":
+        """A Stream over CuPy stream ``cs`` of ``dev``; ``owner`` is kept alive with it, and
+        so is the token of the gparray-owned stream with that handle, if there is one (the
+        stream then lives, and is retired, only after this Stream too has gone)."""
         s = cls.__new__(cls)
         s._cs = cs
         s._device = dev
-        s._owner = owner
+        token = _owned.get((dev.id, int(cs.ptr)))
+        s._owner = owner if token is None else (token if owner is None else (owner, token))
+        _track(s)
         return s
 
     @classmethod
@@ -157,7 +213,8 @@ class Stream:
         default stream, 2 the per-thread default stream) or an object with
         ``__cuda_stream__`` (kept alive by the Stream). ``device``: the device the stream
         belongs to (default: the current one). The stream is never destroyed by gparray:
-        it must outlive every use of the returned Stream."""
+        it must outlive the returned Stream (while that exists, the memory pool may record
+        events on the stream), and it is not retired when the Stream goes."""
         owner = None
         handle = _int(ptr)
         if handle is None and hasattr(ptr, "__cuda_stream__"):

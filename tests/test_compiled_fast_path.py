@@ -412,3 +412,36 @@ def test_a_deferred_free_from_another_stream_or_size_is_not_reused(env):
     sized = op(y, y)                                    # 360 bytes, not 400: Python malloc
     assert sized._buf.nbytes == 360 and pool._deferred == []
     assert pool.stats()["requested_bytes.current"] == 360
+
+
+@pytest.mark.parametrize("queued", [False, True])
+def test_a_deferred_free_of_a_retired_stream_is_not_reused(env, queued):
+    """A new stream given a retired stream's handle (gparray/_memory/_retire.py) must not take
+    back the old stream's collected result, whether the retirement was applied at once or
+    queued behind the free (the pool's lock was taken)."""
+    from test_memory_pool import make_pool
+
+    pool, _, evs = make_pool(sync=False)
+    launch, _ = _launch_for((P0, P0, P0, N0))
+    t = _claunch.Table()
+    t.add(f32, f32, 0, DEV, 4, 4, 0, 0, launch, f32, 4, TILE, BLOCK, pool)
+    op = _claunch.Fast(t, _fallback_recorder()[0], 2)
+    x = _arr((100,))
+    out = op(x, x)
+    c = out._buf._chunk
+    del out
+    assert len(pool._deferred) == 1
+    ev = evs.record(STREAM)
+    if queued:
+        with pool._lock:
+            pool.retire_stream(STREAM, ev)
+        assert len(pool._deferred) == 2
+    else:
+        pool.retire_stream(STREAM, ev)
+    again = op(x, x)                                    # the new stream with that handle
+    assert again._buf._chunk is not c and again._buf.ptr != c.ptr
+    s = pool.stats()
+    assert s["pending_bytes.current"] == 2 << 20 and s["num_streams_retired"] == 1
+    ev.done = True
+    del again
+    assert pool.stats()["allocation.current"] == 0

@@ -77,12 +77,16 @@ class FakeEvents:
     def __init__(self):
         self.events = []
         self.clock = 0
+        self.check = None       # called with the stream of every record, when set
 
     def tick(self):
         self.clock += 1
         return self.clock
 
     def record(self, stream):
+        assert not (isinstance(stream, int) and stream < 0), "an event recorded on a retired owner"
+        if self.check is not None:
+            self.check(stream)
         ev = FakeEvent(stream, self.tick())
         self.events.append(ev)
         return ev
@@ -165,6 +169,18 @@ def check_internal(pool):
                     c = c.next
     assert n_free_owned == len(binned)
     assert pending_bytes == pool._pending_bytes
+    # a retired stream's arena holds only segments with live blocks, and counts them
+    for (stream, _), ar in pool._arenas.items():
+        segs = [seg for seg in pool._segments.values() if seg.arena is ar]
+        if ar.retired is None:
+            assert not (isinstance(stream, int) and stream < 0)
+            continue
+        assert stream < 0 and ar.retired.nseg == len(segs) > 0
+        for seg in segs:
+            c = seg.head
+            while c is not None and c.state == _pool._FREE:
+                c = c.next
+            assert c is not None, "an entirely free segment left in a retired arena"
 
 
 def check_consistent(pool, dev, live):
@@ -199,7 +215,9 @@ def check_consistent(pool, dev, live):
     # every live block is one allocated block of a live segment: so no two overlap
     assert len(allocated) == len(live)
     for blk in live:
-        assert allocated.get(blk.ptr) == (blk.size, blk.stream)
+        size, owner = allocated.get(blk.ptr, (None, None))
+        # a retired stream's segments belong to a negative owner (gparray/_memory/_retire.py)
+        assert size == blk.size and (owner == blk.stream or owner < 0), (blk, owner)
     spans = sorted((b.ptr, b.ptr + b.size) for b in live)
     for (_, end), (start, _) in zip(spans, spans[1:]):
         assert end <= start, "live blocks overlap"
@@ -256,19 +274,50 @@ def check_oom(err, pool, dev, nbytes, stream):
 
 class StreamModel:
     """Remembers freed ranges; a new block on another stream may overlap one only after an
-    event recorded on the freeing stream, after the free, has completed."""
+    event recorded on the freeing stream, after the free, has completed.
+
+    A retired handle (``retire``) names a new stream afterwards (its next *incarnation*):
+    memory freed by the old one goes to any later stream only after an event of the old one
+    recorded after the free, or, for a free after the retirement (the old stream is dead by
+    then), the retirement event itself."""
 
     def __init__(self, evs):
         self.evs = evs
-        self.freed = []     # (start, end, stream, time)
+        self.freed = []     # (start, end, stream, incarnation, time)
+        self.inc = {}       # stream -> its current incarnation (0 until retired)
+        self.retired_at = {}    # (stream, incarnation) -> seq of the retirement event
+        self.allocs = {}    # (stream, incarnation) -> allocations made in it
+        self.block_inc = {}     # id(live block) -> (stream, incarnation) it was allocated in
 
     def on_free(self, b):
-        self.freed.append((b.ptr, b.ptr + b.size, b.stream, self.evs.tick()))
+        key = self.block_inc.pop(id(b), (b.stream, 0))
+        self.freed.append((b.ptr, b.ptr + b.size) + key + (self.evs.tick(),))
+
+    def retire(self, stream, seq):
+        i = self.inc.get(stream, 0)
+        self.retired_at[(stream, i)] = seq
+        self.inc[stream] = i + 1
+
+    def safe(self, stream, inc, t):
+        tr = self.retired_at.get((stream, inc))
+        if tr is None:
+            return self.evs.safe_after(stream, t)
+        t = min(t, tr - 1)
+        return any(ev.done and ev.stream == stream and t < ev.seq <= tr for ev in self.evs.events)
+
+    def check_record(self, stream):
+        """The pool records only on a live stream: a retired handle's new incarnation counts
+        only once something was allocated in it."""
+        i = self.inc.get(stream, 0)
+        assert i == 0 or self.allocs.get((stream, i)), f"recorded on retired handle {stream}"
 
     def on_alloc(self, b):
-        for start, end, stream, t in self.freed:
-            if stream != b.stream and start < b.ptr + b.size and b.ptr < end:
-                assert self.evs.safe_after(stream, t), \
+        key = (b.stream, self.inc.get(b.stream, 0))
+        self.block_inc[id(b)] = key
+        self.allocs[key] = self.allocs.get(key, 0) + 1
+        for start, end, stream, inc, t in self.freed:
+            if (stream, inc) != key and start < b.ptr + b.size and b.ptr < end:
+                assert self.safe(stream, inc, t), \
                     "memory freed on one stream reused by another before its event completed"
 
 
@@ -802,6 +851,7 @@ class PoolMachine(RuleBasedStateMachine):
         self.live = []
         self.last_peaks = None
         self.streams = StreamModel(self.evs)
+        self.evs.check = self.streams.check_record
 
     sizes = st.one_of(st.integers(1, 4096), st.integers(1, MiB), st.integers(MiB, 12 * MiB),
                       st.sampled_from([512, MiB, MiB + 1, 2 * MiB, 2 * MiB + 1, 4096]))
@@ -826,6 +876,15 @@ class PoolMachine(RuleBasedStateMachine):
             b.free()
             b.free()
         del b
+
+    @rule(stream=st.sampled_from([1, 2]))
+    def retire(self, stream):
+        """The stream is destroyed after this; CUDA may give its handle to a new stream."""
+        self.evs.check = None          # the owner records the retirement event, not the pool
+        ev = self.evs.record(stream)
+        self.evs.check = self.streams.check_record
+        self.streams.retire(stream, ev.seq)
+        self.pool.retire_stream(stream, ev)
 
     @rule(data=st.data())
     def complete_some_events(self, data):

@@ -6,9 +6,19 @@ then writes. Work that should be ordered behind it either sees its values or, wh
 order is missing, runs first and sees the zeros under them; the streams are created with
 ``non_blocking=True`` so that no implicit order with the legacy default stream can hide a
 missing one. Values are compared with NumPy.
+
+A test that checks with ``query()`` that work is still queued must not let the pool
+synchronize the device in between. The pool records events only on streams it knows to be
+alive (a live ``gparray.cuda.Stream`` holds them), but a segment of a dead stream (a CuPy
+stream of an earlier test) could still cost a synchronize, so such tests first free a block
+of the exact size on every stream they allocate on after queuing the spin (``_warm``): the
+later allocation is then a cache hit on that stream. (The routing test, which allocates too
+many sizes for that, starts from an empty cache instead.)
 """
+import gc
 import pathlib
 import re
+import weakref
 
 import numpy as np
 import pytest
@@ -45,6 +55,17 @@ def _drain():
 
 def ns():
     return gcuda.Stream(non_blocking=True)
+
+
+def _warm(*streams, n=N):
+    """Leave a free block of ``n`` float64 on each stream (allocated together, so that no
+    stream's allocation takes another's freed segment): the next allocation of that size
+    there is a cache hit, which never synchronizes the device."""
+    blocks = []
+    for s in streams:
+        with s:
+            blocks.append(xp.empty(n, dtype=xp.float64))
+    del blocks
 
 
 def cupy():
@@ -95,7 +116,7 @@ def test_device_synchronize_waits_for_every_stream(spin):
 
 # ----------------------------------------------------------------------------- with stream
 
-def _warm(a, v, idx):
+def _warm_ops(a, v, idx):
     """Compile and learn (fast paths) every op the routing test runs."""
     for _ in range(3):
         a + 1.0
@@ -103,10 +124,12 @@ def _warm(a, v, idx):
 
 
 def test_with_stream_routes_every_op(spin):
+    gc.collect()
+    gcuda.empty_cache()       # no segment of a dead stream left to cost a synchronize below
     s = ns()
     m = 256
     a0, v0, idx = xp.zeros((m, m)), xp.zeros(N), xp.asarray([3, 0, N - 1])
-    _warm(a0, v0, idx)
+    _warm_ops(a0, v0, idx)
     s.wait_stream(gcuda.current_stream())      # idx was made on the default stream
     with s:
         assert cupy().cuda.get_current_stream().ptr == s.ptr
@@ -174,6 +197,8 @@ def test_event_orders_two_streams(spin):
     a, b, c = ns(), ns(), ns()
     with a:
         y = xp.zeros(N)
+    _warm(b, c)                                   # z and w below: cache hits on b and c
+    with a:
         spin(y, 3.0)
     e = a.record()
     assert isinstance(e, gcuda.Event) and e.device == xp.Device(0) and not e.query()
@@ -253,8 +278,11 @@ def test_external_stream_from_torch(spin):
     ts = torch.cuda.Stream()
     s = gcuda.Stream.from_external(ts.cuda_stream)
     assert s.ptr == ts.cuda_stream and s.device == xp.Device(0)
+    assert _backend.stream_held(0, ts.cuda_stream), "a live Stream holds its handle"
     with s:
         y = xp.zeros(N)
+    _warm(s)                                      # z below: a cache hit on the stream
+    with s:
         spin(y, 5.0)
         z = y + 1.0
         assert not ts.query(), "gparray's work is not on the PyTorch stream"
@@ -306,6 +334,76 @@ def test_pool_does_not_give_a_block_read_on_one_stream_to_another(spin):
     b.synchronize()
     np.testing.assert_array_equal(host(y), np.full(N, 3.0))
     np.testing.assert_array_equal(host(z), np.full(N, 9.0))
+
+
+def test_reclaiming_a_live_streams_segment_does_not_synchronize(spin):
+    """c takes b's free segment: the pool records its event on b (held by a live Stream)
+    instead of synchronizing the device, so a's spin is still running afterwards."""
+    a, b, c = ns(), ns(), ns()
+    assert all(_backend.stream_held(0, s.ptr) for s in (a, b, c))
+    gcuda.empty_cache()                          # nothing cached: c must reclaim b's segment
+    with a:
+        y = xp.zeros(N)
+    with b:
+        w = xp.empty(N)
+    p = _block_ptr(w)
+    del w
+    spin(y, 1.0, stream=a)
+    with c:
+        z = xp.empty(N)
+    assert _block_ptr(z) == p, "c did not take b's segment (the case under test did not happen)"
+    assert not a.query(), "taking b's segment synchronized the device"
+    a.synchronize()
+    np.testing.assert_array_equal(host(y), np.full(N, 1.0))
+
+
+def test_a_dead_streams_memory_waits_for_its_last_kernel(spin):
+    """A gparray stream is dropped while its spin still writes x, which was freed on it.
+    CUDA may give its handle to a new stream; the pool must not hand x's block to that
+    stream as if it were the old one (the same-stream path) before the spin has finished.
+    Without the retirement of the dead stream's handle, the new stream gets x's block at
+    once and the spin's late writes clobber it."""
+    gc.collect()
+    gcuda.empty_cache()        # no cached segment of another stream: z's allocation below
+    retired = gcuda.memory_stats()["num_streams_retired"]     # never synchronizes
+    s1 = ns()
+    h = s1.ptr
+    with s1:
+        x = xp.zeros(N)
+    spin(x, 7.0, stream=s1)                      # writes x 0.3 s from now
+    p = _block_ptr(x)
+    done = gcuda.Event(timing=False)
+    done.record(s1)                              # complete once the spin has finished
+    del x                                        # freed on s1: cached in s1's arena
+    try:
+        cs = weakref.ref(s1._cs)
+    except TypeError:                            # a CuPy without weak references to streams
+        cs = None
+    del s1
+    gc.collect()
+    assert cs is None or cs() is None, "the CuPy stream was not destroyed"
+    assert gcuda.memory_stats()["num_streams_retired"] > retired, "s1's handle was not retired"
+    assert not _backend.stream_held(0, h)
+    keep = []                                    # kept alive: each new stream gets a new handle
+    for _ in range(64):
+        s2 = ns()
+        if s2.ptr == h:
+            break
+        keep.append(s2)
+    else:
+        done.synchronize()
+        pytest.skip("CUDA did not give the dead stream's handle to any of 64 new streams")
+    with s2:
+        z = xp.full(N, 1.0)                      # the same size, on the stream with the same handle
+        reused, spin_done = _block_ptr(z) == p, done.query()
+    if spin_done:
+        s2.synchronize()
+        pytest.skip("the handle came back only after the dead stream's work had finished")
+    assert not reused, "a dead stream's block went to the new stream with its handle while " \
+                       "the dead stream's kernel still wrote it"
+    done.synchronize()
+    s2.synchronize()
+    np.testing.assert_array_equal(host(z), np.full(N, 1.0))
 
 
 def test_pool_waits_for_the_default_streams_event(spin):

@@ -10,6 +10,8 @@ The interface the rest of gparray uses:
 * :func:`get_pool` ``(device_id) -> DevicePool`` — created lazily, reads
   ``GPARRAY_MEMORY_LIMIT``, installs the CuPy allocator hook.
 * :func:`install_cupy_allocator` — makes CuPy allocate through these pools.
+* :func:`retire_stream` ``(device_id, stream)`` — a gparray-owned stream is about to be
+  destroyed: the device's pool re-owns its segments (``_retire.py``).
 * :class:`OutOfMemoryError` (a MemoryError).
 
 Importing this package does not import CuPy; the first pool does. The pool logic is in
@@ -20,11 +22,12 @@ from __future__ import annotations
 
 import threading
 
+from . import _cupy_backend
 from ._cupy_backend import DevicePool      # imports no CuPy until a pool is created
 from ._pool import Block, CachingPool, OutOfMemoryError, parse_memory_limit, _empty_block
 
 __all__ = ["alloc", "Block", "CachingPool", "DevicePool", "OutOfMemoryError", "get_pool",
-           "install_cupy_allocator", "parse_memory_limit", "pools"]
+           "install_cupy_allocator", "parse_memory_limit", "pools", "retire_stream"]
 
 _pools: dict = {}                 # device_id -> DevicePool
 _create_lock = threading.Lock()
@@ -74,6 +77,20 @@ def get_pool(device_id: int):
 def pools() -> dict:
     """The pools created so far, ``{device_id: pool}`` (a copy)."""
     return dict(_pools)
+
+
+def retire_stream(device_id: int, stream) -> None:
+    """Retire CuPy stream object ``stream`` of device ``device_id``, still alive and about to
+    be destroyed: an event is recorded on it and the device's pool (if there is one yet)
+    re-owns the segments of its handle (:meth:`CachingPool.retire_stream`), holding
+    ``stream`` until that is done. Errors propagate; the caller (a finalizer) swallows them.
+    """
+    pool = _pools.get(device_id)
+    handle = int(stream.ptr)
+    if pool is None or not pool.has_stream(handle):   # no block was ever allocated on it
+        return
+    event = _cupy_backend.record_on_live_stream(device_id, handle)
+    pool.retire_stream(handle, event, keep=stream)
 
 
 def _cupy_allocator(size: int):

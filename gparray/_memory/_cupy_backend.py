@@ -71,33 +71,57 @@ def _synchronize(device):
 _ALWAYS_ALIVE = (0, 1, 2)  # the legacy default stream (0, cudaStreamLegacy) and cudaStreamPerThread
 
 
-def _record_event(cp, device):
+def _recorder(cp, device):
     runtime = cp.cuda.runtime
     event_cls = cp.cuda.Event
+
+    def record(stream):
+        """A timing-free event recorded on live stream ``stream``, or None (already complete)
+        after a device synchronize when the record fails."""
+        with device:
+            ev = event_cls(block=False, disable_timing=True)
+            try:
+                runtime.eventRecord(ev.ptr, stream)
+                return ev
+            except runtime.CUDARuntimeError:
+                pass
+            runtime.deviceSynchronize()
+        return None
+    return record
+
+
+def _record_event(cp, device):
     current = cp.cuda.get_current_stream
+    held = _backend.stream_held
     dev_id = device.id
+    record = _recorder(cp, device)
+    sync = cp.cuda.runtime.deviceSynchronize
 
     def record_event(stream):
         """A timing-free event recorded on the raw stream handle ``stream``, or None (already
         complete) after a device synchronize.
 
         Recording on a destroyed stream is undefined behaviour (it can crash the driver), and
-        a raw handle cannot be checked: only the default streams and this thread's current
-        stream are known to be alive. For any other stream the pool's blocks may have
-        outlived it (a user's ``cupy.cuda.Stream`` gone out of scope), so the device is
-        synchronized instead, which orders everything.
+        a raw handle cannot be checked. Known to be alive: the default streams, this thread's
+        current stream, and every stream a live ``gparray.cuda.Stream`` holds
+        (``_backend.stream_held``). For any other stream the pool's blocks may have outlived
+        it (a user's ``cupy.cuda.Stream`` gone out of scope), so the device is synchronized
+        instead, which orders everything.
         """
+        if stream in _ALWAYS_ALIVE or held(dev_id, stream) or current(dev_id).ptr == stream:
+            return record(stream)
         with device:
-            if stream in _ALWAYS_ALIVE or current(dev_id).ptr == stream:
-                ev = event_cls(block=False, disable_timing=True)
-                try:
-                    runtime.eventRecord(ev.ptr, stream)
-                    return ev
-                except runtime.CUDARuntimeError:
-                    pass
-            runtime.deviceSynchronize()
+            sync()
         return None
     return record_event
+
+
+def record_on_live_stream(device_id: int, stream: int):
+    """An event recorded on raw stream ``stream`` of ``device_id``, which the caller knows to
+    be alive (a gparray Stream being retired); None (already complete) after a device
+    synchronize when the record fails."""
+    cp = _backend.cupy()
+    return _recorder(cp, cp.cuda.Device(device_id))(stream)
 
 
 def _event_done(ev) -> bool:

@@ -17,6 +17,14 @@ Layout
   can move to another stream only after an event recorded on its stream has completed: it
   is then *pending* (its bytes count as active) until ``event_done(event)`` says so, then
   *idle* (usable by any stream, claimed by the first allocation that fits).
+* A stream handle names a stream only while it lives: CUDA may give a destroyed stream's
+  handle to a new stream. :meth:`CachingPool.retire_stream` (called while the stream is
+  still alive, with an event just recorded on it) re-owns every segment of that handle so
+  the new stream cannot take blocks whose last use may still be running: entirely free
+  segments become pending with that event; segments with live blocks go to a *retired*
+  owner (a negative int no allocation asks for) and become pending with the same event
+  once their last block is freed. Nothing is ever recorded on a retired handle again.
+  ``_retire.py`` has the code.
 
 The fast path
 -------------
@@ -33,7 +41,9 @@ Thread safety
 A ``threading.Lock`` guards every mutation. Frees never block: a free that finds the lock
 taken (another thread, or a ``__del__`` run by the garbage collector while the pool itself
 is working) is queued and applied by the next pool operation (or at the end of the current
-one), so finalizers can never deadlock the pool.
+one), so finalizers can never deadlock the pool. A retirement that finds the lock taken is
+queued the same way; it keeps the stream object it was given alive until it is applied, so
+no new stream can get the handle before the pool has re-owned its segments.
 """
 from __future__ import annotations
 
@@ -175,7 +185,7 @@ class _Chunk:
 class _Arena:
     """Free blocks of one (stream, kind): exact-size bins plus the sorted bin sizes."""
 
-    __slots__ = ("stream", "small", "bins", "sizes", "dirty")
+    __slots__ = ("stream", "small", "bins", "sizes", "dirty", "retired")
 
     def __init__(self, stream, small):
         self.stream = stream
@@ -183,6 +193,19 @@ class _Arena:
         self.bins = {}     # size -> list of free _Chunk (may be empty; pruned lazily)
         self.sizes = []    # sorted keys of bins
         self.dirty = []    # segments with frees since their last coalescing
+        self.retired = None  # a retired stream's arena: its _retire.Retired record
+
+
+class _Retirement:
+    """A retirement queued on the deferred list (``retire_stream`` found the lock taken);
+    ``keep`` (the stream object) stays alive until the pool applies it."""
+
+    __slots__ = ("stream", "event", "keep")
+
+    def __init__(self, stream, event, keep):
+        self.stream = stream
+        self.event = event
+        self.keep = keep
 
 
 def _fmt_bytes(n) -> str:
@@ -339,6 +362,8 @@ class CachingPool:
         self._n_ooms = 0
         self._n_retries = 0
         self._n_stream_moves = 0
+        self._n_retired = 0
+        self._next_owner = -1        # the owner of the next retired stream's segments
         self._limit = resolve_limit(limit, total_memory, "CachingPool")
 
     # ------------------------------------------------------------------ fast path
@@ -416,29 +441,36 @@ class CachingPool:
         if not seg.dirty:
             seg.dirty = True
             ar.dirty.append(seg)
+        if ar.retired is not None:      # the last free of a retired segment makes it pending
+            from ._retire import settle
+            settle(self, ar, seg)
 
     def _drain_deferred(self):
         d = self._deferred
         while d:
             try:
-                c, nbytes = d.pop()
+                item = d.pop()
             except IndexError:  # the compiled fast path took the last one meanwhile
                 break
+            if item.__class__ is _Retirement:
+                from ._retire import retire_locked
+                retire_locked(self, item.stream, item.event)
+                continue
+            c, nbytes = item
             self._free_locked(c, nbytes)
 
     # ------------------------------------------------------------------ slow path
     def _malloc_slow(self, size, nbytes, stream):
         """No block of the exact size is cached for ``stream``: best fit, reuse, or grow."""
         small = size <= SMALL_REQUEST
-        ar = self._arenas.get((stream, small))
-        if ar is None:
-            ar = self._arenas[(stream, small)] = _Arena(stream, small)
+        ar = self._arena(stream, small)
         c = self._find_cached(ar, size)
         if c is None:
             c = self._grow(ar, size)
         if c is None:
             self._n_retries += 1
             self._release_cached(collect=True)
+            ar = self._arena(stream, small)    # a retirement the collection ran may replace it
             c = self._find_cached(ar, size)
             if c is None:
                 c = self._grow(ar, size)
@@ -449,12 +481,16 @@ class CachingPool:
         c.state = _ALLOC
         return c
 
-    def _malloc_uncached(self, nbytes, stream):
-        """no_caching: one raw allocation of exactly ``nbytes`` (a segment of one chunk)."""
-        small = nbytes <= SMALL_REQUEST
+    def _arena(self, stream, small):
+        """The arena of (``stream``, kind), created on first use."""
         ar = self._arenas.get((stream, small))
         if ar is None:
             ar = self._arenas[(stream, small)] = _Arena(stream, small)
+        return ar
+
+    def _malloc_uncached(self, nbytes, stream):
+        """no_caching: one raw allocation of exactly ``nbytes`` (a segment of one chunk)."""
+        small = nbytes <= SMALL_REQUEST
         for attempt in (0, 1):
             if self._limit is None or self._reserved + nbytes <= self._limit:
                 try:
@@ -469,7 +505,7 @@ class CachingPool:
         else:
             self._n_ooms += 1
             raise self._oom_error(nbytes, nbytes, stream)
-        c = self._new_segment(ar, ptr, nbytes)
+        c = self._new_segment(self._arena(stream, small), ptr, nbytes)
         c.state = _ALLOC
         return c
 
@@ -481,6 +517,9 @@ class CachingPool:
         self._segments.pop(seg.ptr, None)
         self._reserved -= seg.size
         self._n_free += 1
+        if seg.arena.retired is not None:
+            from ._retire import segment_left
+            segment_left(self, seg.arena)
         seg.arena = None
         if self._synchronize is not None:
             self._synchronize()
@@ -637,7 +676,8 @@ class CachingPool:
                     return False
         best = None
         for other in self._arenas.values():
-            if other is ar or other.small != small or other.stream == ar.stream:
+            if (other is ar or other.small != small or other.stream == ar.stream
+                    or other.retired is not None):   # never record on a retired handle
                 continue
             if other.dirty:
                 self._coalesce(other)
@@ -673,6 +713,39 @@ class CachingPool:
             ar.dirty.remove(seg)
         seg.arena = None
         c.arena = None
+
+    def has_stream(self, stream) -> bool:
+        """True when some segment may belong to raw stream ``stream`` (it has an arena)."""
+        arenas = self._arenas
+        return (stream, True) in arenas or (stream, False) in arenas
+
+    def retire_stream(self, stream, event, keep=None) -> None:
+        """Retire raw stream handle ``stream``, which is about to be destroyed.
+
+        Call it while the stream is still alive, with ``event`` just recorded on it (None:
+        already complete). Every segment owned by ``stream`` is re-owned, so that a later
+        stream given the same handle value cannot take its blocks before ``event`` has
+        completed: entirely free segments become pending with ``event``; segments with live
+        blocks move to a retired owner no allocation uses, and become pending with ``event``
+        when their last block is freed. No event is recorded on ``stream`` afterwards. An
+        unknown handle is a no-op. When the lock is taken (another thread, or a finalizer
+        run by the garbage collector inside a pool operation) the retirement is queued and
+        applied by the next pool operation; ``keep`` (the stream object) is held until then,
+        so the handle cannot be reused meanwhile.
+        """
+        lock = self._lock
+        if not lock.acquire(False):
+            self._deferred.append(_Retirement(stream, event, keep))
+            return
+        try:
+            if self._deferred:
+                self._drain_deferred()
+            from ._retire import retire_locked
+            retire_locked(self, stream, event)
+            if self._deferred:
+                self._drain_deferred()
+        finally:
+            lock.release()
 
     # ------------------------------------------------------------------ growing, releasing
     def _grow(self, ar, size):
@@ -808,7 +881,9 @@ class CachingPool:
           cached).
         * ``num_device_malloc``/``num_device_free``: raw allocations/frees; ``num_ooms``:
           OutOfMemoryErrors raised; ``num_alloc_retries``: times the cache was flushed to
-          retry an allocation; ``num_stream_moves``: segments moved to another stream.
+          retry an allocation; ``num_stream_moves``: segments moved to another stream;
+          ``num_streams_retired``: stream handles retired (:meth:`retire_stream`) that owned
+          segments.
         * ``limit_bytes``: the limit (0 = none); ``total_bytes``: device memory (0 = unknown).
 
         ``.current`` is the value now, ``.peak`` the highest since creation or the last
@@ -862,6 +937,7 @@ class CachingPool:
             "num_ooms": self._n_ooms,
             "num_alloc_retries": self._n_retries,
             "num_stream_moves": self._n_stream_moves,
+            "num_streams_retired": self._n_retired,
             "limit_bytes": self._limit or 0,
             "total_bytes": self.total_memory or 0,
         }
@@ -904,7 +980,8 @@ class CachingPool:
         """Segments sorted by address, each a dict.
 
         Segment keys: ``address``, ``size``, ``stream`` (owner stream; None while idle, i.e.
-        free and usable by any stream), ``segment_type`` ("small"/"large"), ``device`` and
+        free and usable by any stream; a negative int for a retired stream's segment that
+        still has live blocks), ``segment_type`` ("small"/"large"), ``device`` and
         ``blocks``: a list of dicts with ``address``, ``size``, ``state`` ("allocated",
         "free" or "pending") and ``stream``.
         """

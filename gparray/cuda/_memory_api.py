@@ -48,7 +48,8 @@ def memory_stats(device=None) -> dict:
     * ``num_device_malloc`` / ``num_device_free``: raw cudaMalloc / cudaFree calls;
       ``num_ooms``: OutOfMemoryErrors raised; ``num_alloc_retries``: times the cache was
       flushed to retry an allocation; ``num_stream_moves``: cached segments handed to
-      another stream;
+      another stream; ``num_streams_retired``: destroyed gparray streams whose memory the
+      pool re-owned (so a new stream with the same handle cannot reuse it too early);
     * ``limit_bytes``: the memory limit (0 = none); ``total_bytes``: device memory.
     """
     return _pool(device, "memory_stats").stats()
