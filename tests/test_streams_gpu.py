@@ -60,8 +60,12 @@ def ns():
 def _warm(*streams, n=N):
     """Leave a free block of ``n`` float64 on each stream (allocated together, so that no
     stream's allocation takes another's freed segment): the next allocation of that size
-    there is a cache hit, which never synchronizes the device."""
+    there is a cache hit, which never synchronizes the device. Also load the kernels of
+    ``x + 1.0`` and ``x * 2.0`` on float64 (the ops these tests queue behind a spin):
+    loading a kernel module allocates device memory, which can wait for running kernels."""
     blocks = []
+    x = xp.zeros(8)
+    x + 1.0, x * 2.0
     for s in streams:
         with s:
             blocks.append(xp.empty(n, dtype=xp.float64))
