@@ -100,6 +100,16 @@ def fake(monkeypatch):
     assert _launch._hook is None and _launch._copy_hook is None and _user_kernels._hook is None
 
 
+@pytest.fixture(params=["c", "python"])
+def walker(request, monkeypatch):
+    """The stack walk of the records: the compiled one (when built) and the Python one."""
+    if request.param == "python":
+        monkeypatch.setattr(_profile_frames, "_cwalk", None)
+    elif _profile_frames._cwalk is None:
+        pytest.skip("C extension gparray._kernels._claunch not built")
+    return request.param
+
+
 def _gp_module(name, src, **ns):
     """The globals of ``src`` run as if it were module ``name`` (its frames name that module)."""
     g = {"__name__": name, **ns}
@@ -263,7 +273,7 @@ def test_the_off_path_makes_no_records(fake, monkeypatch):
     assert _launch._hook is None
 
 
-def test_a_launch_is_recorded_with_function_kernel_grid_bytes_and_time(fake):
+def test_a_launch_is_recorded_with_function_kernel_grid_bytes_and_time(fake, walker):
     cu, plain = fake
     k = FakeKernel()
     x = _layout((10,), 0x1000)
@@ -325,7 +335,7 @@ def test_other_threads_are_not_recorded(fake):
     assert len(prof.records) == 1 and len(plain) == 1 and plain[0][0] is k
 
 
-def test_bytes_count_distinct_memory_once():
+def test_bytes_count_distinct_memory_once(walker):
     eng = _gp_module("gparray._engine._fake2", """
 def launch_here(*arrays, pieces=()):
     return bytes_of(frame())
@@ -340,7 +350,7 @@ def launch_here(*arrays, pieces=()):
     assert eng["launch_here"]() is None
 
 
-def test_bytes_count_the_arrays_passed_to_the_launch(fake):
+def test_bytes_count_the_arrays_passed_to_the_launch(fake, walker):
     eng = _gp_module("gparray._engine._fake3", """
 def two_passes(k, x, out, ws_ptr):
     run(k, 0, 8, (np.uint64(out._ptr), ws_ptr, x._ptr, 7))   # the input pass: x and out
@@ -353,7 +363,61 @@ def two_passes(k, x, out, ws_ptr):
     assert [r.nbytes for r in prof.records] == [4040, 40, 4040]
 
 
-def test_function_labels():
+class _Released:
+    @property
+    def ptr(self):
+        raise RuntimeError("released")
+
+
+@pytest.mark.skipif(_profile_frames._cwalk is None, reason="C extension gparray._kernels._claunch not built")
+def test_the_c_walk_is_the_python_walk(monkeypatch):
+    eng = _gp_module("gparray._engine._fake4", """
+def engine(*arrays, args=None, more=(), m1=(), m2=(), m3=(), m4=(), **kw):
+    return walk(frame(), True, args)
+""", walk=lambda f, w, a: (_profile_frames.walk(f, w, a), _python_walk(f, w, a)),
+                     frame=lambda: sys._getframe(1))
+    ns = _gp_module("gparray._fake_ns4", "def op(*a, **kw):\n    return engine(*a, **kw)\n", engine=eng["engine"])
+    x = _layout((100,), 0x1000)
+    bcast = _layout((50, 100), 0x5000, strides=(0, 4))
+    neg = _layout((10,), 0x9000 + 36, strides=(-4,))
+    empty = _layout((0, 3), 0xA000)
+    released = Layout(_Released(), (4,), f32, DEV, 0, None)
+    many = [_layout((2,), 0x100000 + 64 * i) for i in range(300)]
+    cases = [((x,), {}), ((x, x, bcast), {}), ((x, neg, empty, released), {}),
+             ((x, bcast), {"args": (np.uint64(0x1000), 7, -1, 2**70, np.int64(0x5000))}),
+             ((x, bcast), {"args": [0x5000, 3.5]}), ((x,), {"args": (0x77,)}), ((), {}),
+             ((x,), {"more": tuple(_layout((1,), 0x20000 + 4 * i) for i in range(64))}),
+             ((x,), {"more": tuple(_layout((1,), 0x20000 + 4 * i) for i in range(65))}),
+             ((x,), {"more": [bcast, 3, "s"], "args": tuple(range(600))}),
+             (tuple(many[:250]), {}), (tuple(many), {"args": (0x100000,)}),
+             ((), dict(zip(("more", "m1", "m2", "m3", "m4"), (tuple(many[i:i + 60]) for i in range(0, 300, 60)))))]
+    for a, kw in cases:
+        (c_name, c_bytes), (py_name, py_bytes) = ns["op"](*a, **kw)
+        assert (c_name, c_bytes) == (py_name, py_bytes) == ("op", py_bytes), (a, kw)
+    assert ns["op"](x, bcast)[1][1] == 800 and ns["op"]()[1][1] is None
+    # beyond what the C walk holds (arrays, arguments): NotImplemented, and walk() walks in Python
+    over = _gp_module("gparray._engine._fake5", "def engine(a, b, c, d, e, args):\n    return frame()\n",
+                      frame=lambda: sys._getframe(1))
+    f = over["engine"](*(tuple(many[i:i + 60]) for i in range(0, 300, 60)), None)
+    types_ = _profile_frames._c_types()
+    assert _profile_frames._cwalk(f, True, None, _profile_frames._codes, _profile_frames._classify,
+                                  types_)[1] is NotImplemented
+    assert _profile_frames.walk(f, True, None)[1] == 300 * 8
+    f = over["engine"](x, (), (), (), (), tuple(range(600)))
+    assert _profile_frames._cwalk(f, True, tuple(range(600)), _profile_frames._codes, _profile_frames._classify,
+                                  types_)[1] is NotImplemented
+
+
+def _python_walk(f, want, args):
+    cw = _profile_frames._cwalk
+    _profile_frames._cwalk = None
+    try:
+        return _profile_frames.walk(f, want, args)
+    finally:
+        _profile_frames._cwalk = cw
+
+
+def test_function_labels(walker):
     ns = _gp_module("gparray._fake_ops", """
 class BinaryOp:
     __name__ = "add"
@@ -384,7 +448,7 @@ def sum(x):
     assert outer["mean"](1) == "mean"
 
 
-def test_library_wrapper_records_one_entry(fake):
+def test_library_wrapper_records_one_entry(fake, walker):
     cu, _ = fake
     inner_calls = []
 
@@ -424,7 +488,7 @@ def test_library_functions_are_wrapped_only_while_profiling(fake):
     assert _profile._gemm_name((gemm,), {}) == "cublasDgemmStridedBatched x2"
 
 
-def test_user_kernel_launches_are_recorded(fake):
+def test_user_kernel_launches_are_recorded(fake, walker):
     k = FakeKernel("user:mine: scale")
     x = _layout((8,), 0x1000)
     uk = _gp_module("gparray.cuda._user_kernels_fake", """
@@ -440,7 +504,7 @@ class UserKernel:
     assert k.calls == [(2, 32, (1,), 0, 0x66)]
 
 
-def test_nvtx_ranges_pair_up(fake, monkeypatch):
+def test_nvtx_ranges_pair_up(fake, walker, monkeypatch):
     log = []
     fake_nvtx = types.SimpleNamespace(push_range=lambda message, domain: log.append(("push", message, domain)),
                                       pop_range=lambda domain: log.append(("pop", domain)))

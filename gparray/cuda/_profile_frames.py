@@ -2,7 +2,9 @@
 gparray function the user called, and an estimate of the bytes the launch moves.
 
 Nothing here runs unless a profile (or ``GPARRAY_NVTX=1``) is active: the functions are
-not decorated, the stack is walked at the launch instead (``sys._getframe``).
+not decorated, the stack is walked at the launch instead (``sys._getframe``), in C when the
+extension is built (``_claunch.frame_walk`` in gparray/_kernels/_claunch_prof.c: the same
+walk over the same frames; this module's Python walk is the reference and the fallback).
 
 Function: the outermost frame of the unbroken run of gparray frames that leads to the
 launch. A table op object (``add``, ``exp``, ``clip``: ``__call__``/``_call``/``_apply`` of
@@ -26,6 +28,8 @@ from __future__ import annotations
 from math import prod
 
 import numpy as np
+
+from .._kernels import _launcher
 
 # modules whose frames belong to the launch itself: scanned, and the scan goes on above them
 _ENGINE = ("gparray._engine.", "gparray._kernels.", "gparray._transfer", "gparray._staging",
@@ -86,7 +90,12 @@ def _addresses(args) -> set:
 
 def walk(frame, want_bytes: bool = True, args=None):
     """(function label, estimated bytes or None) of the launch made below ``frame`` with
-    arguments ``args`` (None: unknown), in one walk up the stack (see the module docstring)."""
+    arguments ``args`` (None: unknown), in one walk up the stack (see the module docstring);
+    in C when the extension is built (``_claunch.frame_walk``, the same walk)."""
+    if _cwalk is not None:
+        outer, nbytes = _cwalk(frame, want_bytes, args, _codes, _classify, _ctypes or _c_types())
+        if nbytes is not NotImplemented:
+            return ("?" if outer is None else label(outer)), nbytes
     codes = _codes
     found = [] if want_bytes else None
     scanning = want_bytes
@@ -165,6 +174,14 @@ def _prefixed(mod: str, name: str) -> str:
 
 
 _types = None   # (Array, Layout): what counts as an array
+_ctypes = None  # (Array, Layout, numpy.uint64, numpy.int64), for the C walk
+_cwalk = getattr(_launcher._claunch, "frame_walk", None)   # None: the Python walk
+
+
+def _c_types():
+    global _ctypes
+    _ctypes = _array_types() + (np.uint64, np.int64)
+    return _ctypes
 
 
 def _array_types():
