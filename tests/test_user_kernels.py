@@ -279,12 +279,13 @@ class _Stream:
     ptr = 0x5000
 
 
-@pytest.fixture
-def stub_launch(monkeypatch):
+@pytest.fixture(params=["c", "python"])
+def stub_launch(request, monkeypatch):
     """Launches without a GPU: CuPy, the launch module's device state and the module's
     functions stubbed, launches through the compiled launcher's stand-in driver (the Python
     launcher's _launch_kernel when the extension is not built). Yields (log, kernel, runtime
-    calls): log gets (function, grid, block, shared_mem, stream, parameter bytes) per launch."""
+    calls): log gets (function, grid, block, shared_mem, stream, parameter bytes) per launch.
+    Params: the compiled fast path of __call__ (_claunch_user.c) configured, or the Python one."""
     import types
 
     from gparray import _backend
@@ -304,6 +305,12 @@ def stub_launch(monkeypatch):
     k = _kernel()
     monkeypatch.setattr(k.module, "_functions", lambda dev: {"scale": type("F", (), {"ptr": 0xF00D})()})
     c = _launcher._claunch
+    if request.param == "c" and c is None:
+        pytest.skip("C extension gparray._kernels._claunch not built")
+    if request.param == "python":
+        monkeypatch.setattr(uk, "_claunch", None)   # the checked path does not configure it
+        if c is not None:
+            c.user_configure(None, None, None)
     if c is not None:
         raw = []
         c._stub_driver(raw)
@@ -319,6 +326,25 @@ def stub_launch(monkeypatch):
     finally:
         if c is not None:
             c._stub_driver(None)
+            c.user_configure(None, None, None)   # the next checked launch configures it again
+
+
+def _python_calls(fn):
+    """Qualified names of the Python functions run during ``fn()``."""
+    import sys
+
+    names = []
+
+    def hook(frame, event, arg):
+        if event == "call":
+            names.append(getattr(frame.f_code, "co_qualname", frame.f_code.co_name))
+
+    sys.setprofile(hook)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return names
 
 
 def _py_buffers():
@@ -340,9 +366,10 @@ def test_repeated_launches_take_the_fast_path_with_the_same_bytes(stub_launch):
     k(1, 32, args)                           # the checked path: builds the launcher and the plan
     (launcher,) = k._launchers.values()
     assert calls == ["getDevice"] and len(k._plans) == 1
-    k(1, 32, args)
+    python = _python_calls(lambda: k(1, 32, args))
     k(1, 32, list(args))
     assert calls == ["getDevice"]            # no cudaGetDevice on the fast path (one device)
+    assert ("UserKernel.__call__" in python) == (uk._claunch is None)   # the compiled one: no Python frame
     assert len(log) == 3 and log[1][-1] == log[0][-1] and log[2][-1] == log[0][-1]
     vals, _, _ = uk.convert_args(args, "f")
     assert log[0][-1] == launcher.st.pack(*_values(vals, launcher.kinds))

@@ -1,5 +1,6 @@
 /* Shared between the compiled launcher (_claunch.c), the compiled elementwise fast paths
- * (_claunch_ops.c, _claunch_table.c, _claunch_prof.c) and the pool and join helpers, which
+ * (_claunch_ops.c, _claunch_table.c, _claunch_prof.c), the user kernel launches
+ * (_claunch_user.c) and the pool and join helpers, which
  * build one extension module, gparray._kernels._claunch. */
 #ifndef GP_CLAUNCH_H
 #define GP_CLAUNCH_H
@@ -60,6 +61,8 @@ int gp_prof_end(PyObject *state, PyObject *label, PyObject *name, unsigned grid,
                 PyObject *devid, unsigned long long stream, PyObject *ev0, PyObject *ev1);
 /* add set_profile to the module: 0 or -1 */
 int gp_prof_init(PyObject *module);
+/* add UserCall and user_configure (_claunch_user.c) to the module: 0 or -1 */
+int gp_user_init(PyObject *module);
 
 /* ------------------------------------------------------------------ elementwise tables
  * (_claunch_table.c): the operand combinations one op serves in C (_claunch_ops.c) */

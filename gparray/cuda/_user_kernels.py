@@ -26,7 +26,7 @@ from .._array import Array
 from .._engine import _launch
 from .._kernels import _compile, _registry
 from .._kernels._compile import KernelCompileError
-from .._kernels._launcher import _CODES, Kernel
+from .._kernels._launcher import _CODES, Kernel, _claunch
 from .._streams import Stream
 
 _INT64 = (-(2**63), 2**63 - 1)
@@ -298,7 +298,9 @@ class UserKernel:
         sptr, sdev = (None, None) if stream is None else _stream_of(stream, where)
         cp = _backend.require_device(where)
         if _launch._cp is None:
-            _launch._init()   # the fast path reads its device count and current stream
+            _launch._init()   # the fast paths read its device count and current stream
+        if _claunch is not None and not _launch._multi:
+            _claunch.user_configure(Array, _launch._stream, globals())   # the compiled fast path
         cur = cp.cuda.runtime.getDevice()
         if dev is None:
             dev = cur if sdev is None else sdev
@@ -332,3 +334,10 @@ class UserKernel:
             k.launch(g[0], b[0], vals, smem, sptr)
         else:
             k.launch3(g, b, vals, smem, sptr)
+
+
+if _claunch is not None:
+    # the compiled fast path (gparray/_kernels/_claunch_user.c): the same fast path as the
+    # Python one in __call__, in C; anything it does not serve calls the Python __call__
+    UserKernel.__call__ = _claunch.UserCall(UserKernel.__call__)
+
