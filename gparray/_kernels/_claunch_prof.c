@@ -19,6 +19,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <frameobject.h>  /* PyFrame_Check, PyFrame_GetBack before Python 3.11 */
 #include <stdint.h>
 
 #include "_claunch.h"
