@@ -351,6 +351,7 @@ static PyObject *Fast_vectorcall(PyObject *op, PyObject *const *args, size_t nar
             ps = gp_prof_state();
             if (ps == NULL && PyErr_Occurred()) return NULL;
             if (ps == Py_False) goto fallback;
+            Py_XINCREF(ps);     /* held while Python code runs (events, the function's label) */
         }
         if (n == 1)
             rc = try_unary(f->table, args[0], &out, ps, f->label);
@@ -358,6 +359,7 @@ static PyObject *Fast_vectorcall(PyObject *op, PyObject *const *args, size_t nar
             rc = try_binary(f->table, args[1], args[0], &out, ps, f->label);
         else
             rc = try_binary(f->table, args[0], args[1], &out, ps, f->label);
+        Py_XDECREF(ps);
         if (rc > 0) return out;
         if (rc < 0) return NULL;
     }
