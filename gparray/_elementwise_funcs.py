@@ -249,7 +249,7 @@ def _install_operators():
         op = globals()[fname]
         py = Array.__dict__[dunder]
         py = getattr(py, "fallback", py)  # installed twice (a reload): keep the Python method
-        setattr(Array, dunder, _claunch.Fast(op._table, py, op._nin, reflected))
+        setattr(Array, dunder, _claunch.Fast(op._table, py, op._nin, reflected, label=dunder))
 
 
 _install_operators()

@@ -129,7 +129,8 @@ class _TableOp:
         # the compiled fast path (when built): operand combinations learnt after a checked
         # call are served in C; everything else goes to _call
         self._table = _claunch.Table() if _claunch is not None else None
-        self._c = _claunch.Fast(self._table, self._call, self._nin) if _claunch is not None else self._call
+        self._c = _claunch.Fast(self._table, self._call, self._nin, label=name) if _claunch is not None \
+            else self._call
         self.__name__ = self.__qualname__ = name
         self.category = category
         self.functor = functor

@@ -2,10 +2,10 @@
 
 The report (table, JSON) runs on fabricated records. The hooks run on a fake CUDA (events
 that count, a stream handle), fake kernels and gparray-named fake modules (a frame's module
-is its globals' ``__name__``), so attribution, byte estimates, nesting, threads, NVTX and the
-bypass of the compiled fast path are checked here; tests/test_profile_gpu.py runs the real
-thing."""
-import contextlib
+is its globals' ``__name__``; tests/_profile_fakes.py), so attribution, byte estimates (the
+C and the Python stack walk), nesting, threads and NVTX are checked here; the compiled
+elementwise path's records in tests/test_profile_compiled.py; tests/test_profile_gpu.py runs
+the real thing."""
 import json
 import os
 import subprocess
@@ -17,112 +17,12 @@ import numpy as np
 import pytest
 
 import gparray as xp
-from gparray import _ops
-from gparray._array import Array
-from gparray._device import Device
 from gparray._engine import _launch
 from gparray._engine._shapes import Layout
-from gparray._kernels import _launcher
 from gparray.cuda import _profile, _profile_frames, _profile_report, _user_kernels
 from gparray.cuda._profile_report import ProfileRecord
 
-f32 = np.dtype("float32")
-DEV = Device(0)
-KNAME = "elementwise: gp_binary_contig<op_add, float, float, float, float>"
-
-
-class _Buf:
-    def __init__(self, ptr):
-        self.ptr = ptr
-
-
-def _layout(shape, ptr, dtype=f32, strides=None, offset=0):
-    return Layout(_Buf(ptr), tuple(shape), np.dtype(dtype), DEV, offset, strides)
-
-
-class FakeCuda:
-    """Events whose timestamps count up by one per record; every call logged."""
-
-    def __init__(self):
-        self.t, self.next = 0.0, 1
-        self.stamp, self.synced, self.released, self.created = {}, [], [], []
-
-    def device(self):
-        return 0
-
-    def on_device(self, dev):
-        return contextlib.nullcontext()
-
-    def stream(self):
-        return 0x77
-
-    def event(self, dev):
-        e = self.next
-        self.next += 1
-        self.created.append(e)
-        return e
-
-    def record(self, ev, s):
-        self.t += 1.0
-        self.stamp[ev] = self.t
-
-    def synchronize(self, ev):
-        self.synced.append(ev)
-
-    def elapsed(self, a, b):
-        return self.stamp[b] - self.stamp[a]
-
-    def release(self, dev, ev):
-        self.released.append(ev)
-
-
-class FakeKernel:
-    def __init__(self, name=KNAME, fail=None):
-        self.name, self.calls, self.fail = name, [], fail
-
-    def launch(self, grid, block, args, smem, s):
-        if self.fail is not None:
-            raise self.fail
-        self.calls.append((grid, block, args, smem, s))
-
-    def launch3(self, grid, block, args, smem, s):
-        self.calls.append((grid, block, args, smem, s))
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    """The profiler on a fake CUDA; launches outside a profile go to a recording run_plain."""
-    cu = FakeCuda()
-    plain = []
-    monkeypatch.setattr(_profile, "_cuda", cu)
-    monkeypatch.setattr(_launch, "run_plain", lambda *a: plain.append(a))
-    yield cu, plain
-    assert _launch._hook is None and _launch._copy_hook is None and _user_kernels._hook is None
-
-
-def _gp_module(name, src, **ns):
-    """The globals of ``src`` run as if it were module ``name`` (its frames name that module)."""
-    g = {"__name__": name, **ns}
-    exec(compile(src, f"<{name}>", "exec"), g)
-    return g
-
-
-# an engine that launches, and a namespace function above it holding the arrays
-ENGINE = _gp_module("gparray._engine._fake", """
-def engine(k, out, x):
-    run(k, 0, 5, (1, 2, 3))
-""", run=_launch.run)
-NAMESPACE = _gp_module("gparray._fake_namespace", """
-def my_function(k, x, y):
-    out = make_out()
-    engine(k, out, x)
-    return out
-
-def copy_thing(nbytes):
-    with copy_span("memcpy HtoD", nbytes, 0, 0x55):
-        pass
-""", engine=ENGINE["engine"], make_out=lambda: _layout((10,), 0x9000), copy_span=_launch.copy_span)
-
+from _profile_fakes import DEV, KNAME, NAMESPACE, FakeKernel, _gp_module, _layout, f32, fake, walker  # noqa: F401
 
 # ----------------------------------------------------------------------------- report
 def _recs():
@@ -263,7 +163,7 @@ def test_the_off_path_makes_no_records(fake, monkeypatch):
     assert _launch._hook is None
 
 
-def test_a_launch_is_recorded_with_function_kernel_grid_bytes_and_time(fake):
+def test_a_launch_is_recorded_with_function_kernel_grid_bytes_and_time(fake, walker):
     cu, plain = fake
     k = FakeKernel()
     x = _layout((10,), 0x1000)
@@ -325,7 +225,7 @@ def test_other_threads_are_not_recorded(fake):
     assert len(prof.records) == 1 and len(plain) == 1 and plain[0][0] is k
 
 
-def test_bytes_count_distinct_memory_once():
+def test_bytes_count_distinct_memory_once(walker):
     eng = _gp_module("gparray._engine._fake2", """
 def launch_here(*arrays, pieces=()):
     return bytes_of(frame())
@@ -340,7 +240,7 @@ def launch_here(*arrays, pieces=()):
     assert eng["launch_here"]() is None
 
 
-def test_bytes_count_the_arrays_passed_to_the_launch(fake):
+def test_bytes_count_the_arrays_passed_to_the_launch(fake, walker):
     eng = _gp_module("gparray._engine._fake3", """
 def two_passes(k, x, out, ws_ptr):
     run(k, 0, 8, (np.uint64(out._ptr), ws_ptr, x._ptr, 7))   # the input pass: x and out
@@ -353,7 +253,61 @@ def two_passes(k, x, out, ws_ptr):
     assert [r.nbytes for r in prof.records] == [4040, 40, 4040]
 
 
-def test_function_labels():
+class _Released:
+    @property
+    def ptr(self):
+        raise RuntimeError("released")
+
+
+@pytest.mark.skipif(_profile_frames._cwalk is None, reason="C extension gparray._kernels._claunch not built")
+def test_the_c_walk_is_the_python_walk(monkeypatch):
+    eng = _gp_module("gparray._engine._fake4", """
+def engine(*arrays, args=None, more=(), m1=(), m2=(), m3=(), m4=(), **kw):
+    return walk(frame(), True, args)
+""", walk=lambda f, w, a: (_profile_frames.walk(f, w, a), _python_walk(f, w, a)),
+                     frame=lambda: sys._getframe(1))
+    ns = _gp_module("gparray._fake_ns4", "def op(*a, **kw):\n    return engine(*a, **kw)\n", engine=eng["engine"])
+    x = _layout((100,), 0x1000)
+    bcast = _layout((50, 100), 0x5000, strides=(0, 4))
+    neg = _layout((10,), 0x9000 + 36, strides=(-4,))
+    empty = _layout((0, 3), 0xA000)
+    released = Layout(_Released(), (4,), f32, DEV, 0, None)
+    many = [_layout((2,), 0x100000 + 64 * i) for i in range(300)]
+    cases = [((x,), {}), ((x, x, bcast), {}), ((x, neg, empty, released), {}),
+             ((x, bcast), {"args": (np.uint64(0x1000), 7, -1, 2**70, np.int64(0x5000))}),
+             ((x, bcast), {"args": [0x5000, 3.5]}), ((x,), {"args": (0x77,)}), ((), {}),
+             ((x,), {"more": tuple(_layout((1,), 0x20000 + 4 * i) for i in range(64))}),
+             ((x,), {"more": tuple(_layout((1,), 0x20000 + 4 * i) for i in range(65))}),
+             ((x,), {"more": [bcast, 3, "s"], "args": tuple(range(600))}),
+             (tuple(many[:250]), {}), (tuple(many), {"args": (0x100000,)}),
+             ((), dict(zip(("more", "m1", "m2", "m3", "m4"), (tuple(many[i:i + 60]) for i in range(0, 300, 60)))))]
+    for a, kw in cases:
+        (c_name, c_bytes), (py_name, py_bytes) = ns["op"](*a, **kw)
+        assert (c_name, c_bytes) == (py_name, py_bytes) == ("op", py_bytes), (a, kw)
+    assert ns["op"](x, bcast)[1][1] == 800 and ns["op"]()[1][1] is None
+    # beyond what the C walk holds (arrays, arguments): NotImplemented, and walk() walks in Python
+    over = _gp_module("gparray._engine._fake5", "def engine(a, b, c, d, e, args):\n    return frame()\n",
+                      frame=lambda: sys._getframe(1))
+    f = over["engine"](*(tuple(many[i:i + 60]) for i in range(0, 300, 60)), None)
+    types_ = _profile_frames._c_types()
+    assert _profile_frames._cwalk(f, True, None, _profile_frames._codes, _profile_frames._classify,
+                                  types_)[1] is NotImplemented
+    assert _profile_frames.walk(f, True, None)[1] == 300 * 8
+    f = over["engine"](x, (), (), (), (), tuple(range(600)))
+    assert _profile_frames._cwalk(f, True, tuple(range(600)), _profile_frames._codes, _profile_frames._classify,
+                                  types_)[1] is NotImplemented
+
+
+def _python_walk(f, want, args):
+    cw = _profile_frames._cwalk
+    _profile_frames._cwalk = None
+    try:
+        return _profile_frames.walk(f, want, args)
+    finally:
+        _profile_frames._cwalk = cw
+
+
+def test_function_labels(walker):
     ns = _gp_module("gparray._fake_ops", """
 class BinaryOp:
     __name__ = "add"
@@ -384,7 +338,7 @@ def sum(x):
     assert outer["mean"](1) == "mean"
 
 
-def test_library_wrapper_records_one_entry(fake):
+def test_library_wrapper_records_one_entry(fake, walker):
     cu, _ = fake
     inner_calls = []
 
@@ -424,7 +378,7 @@ def test_library_functions_are_wrapped_only_while_profiling(fake):
     assert _profile._gemm_name((gemm,), {}) == "cublasDgemmStridedBatched x2"
 
 
-def test_user_kernel_launches_are_recorded(fake):
+def test_user_kernel_launches_are_recorded(fake, walker):
     k = FakeKernel("user:mine: scale")
     x = _layout((8,), 0x1000)
     uk = _gp_module("gparray.cuda._user_kernels_fake", """
@@ -440,7 +394,7 @@ class UserKernel:
     assert k.calls == [(2, 32, (1,), 0, 0x66)]
 
 
-def test_nvtx_ranges_pair_up(fake, monkeypatch):
+def test_nvtx_ranges_pair_up(fake, walker, monkeypatch):
     log = []
     fake_nvtx = types.SimpleNamespace(push_range=lambda message, domain: log.append(("push", message, domain)),
                                       pop_range=lambda domain: log.append(("pop", domain)))
@@ -471,56 +425,3 @@ def test_env_nvtx_ranges_without_records(fake, monkeypatch):
     finally:
         _profile._nvtx_env = False
         _profile._deactivate()
-
-
-# ----------------------------------------------------------------------------- the compiled fast path
-_claunch = _launcher._claunch
-
-
-@pytest.mark.skipif(_claunch is None, reason="C extension gparray._kernels._claunch not built")
-def test_the_compiled_path_is_off_while_profiling_and_on_again_after(fake, monkeypatch):
-    log = []
-
-    class Stream:
-        ptr = 0x5000
-
-    class Pool:
-        def malloc(self, nbytes, stream):
-            return _Buf(0x100000)
-
-    def configure():
-        _claunch.configure(Array, lambda dev: Stream())
-        _ops._configured = True
-
-    was = _ops._configured   # a GPU session's worker may have configured the real path
-    monkeypatch.setattr(_ops, "_configured", True)
-    monkeypatch.setattr(_ops, "_configure", configure)
-    configure()
-    _claunch._stub_driver(log)
-    try:
-        st, kinds, size, offs = _launcher.layout((np.uint64(0),) * 3 + (np.int64(0),))
-        t = _claunch.Table()
-        t.add(f32, f32, 0, DEV, 4, 4, 0, 0, _claunch.Launch(0xF00D, st.format, size, offs), f32, 4, 1024,
-              _launch.BLOCK, Pool())
-        fallback = []
-        op = _claunch.Fast(t, lambda *a: fallback.append(a) or "python", 2)
-        x = Array._new(_Buf(0x7000), 0, (8,), (4,), f32, DEV)
-        assert type(op(x, x)) is Array and len(log) == 1 and fallback == []
-        with xp.cuda.profile():
-            assert op(x, x) == "python" and len(log) == 1 and len(fallback) == 1
-            assert _ops._configured is True
-        assert type(op(x, x)) is Array and len(log) == 2 and len(fallback) == 1
-        # never configured before: stays off, and the next learnt combination configures it
-        _claunch.configure(None, None)
-        _ops._configured = False
-        with xp.cuda.profile():
-            assert _ops._configured is True
-        assert _ops._configured is False and op(x, x) == "python"
-    finally:
-        _claunch._stub_driver(None)
-        if was:
-            from gparray import _backend
-
-            _claunch.configure(Array, _backend.cupy().cuda.get_current_stream)
-        else:
-            _claunch.configure(None, None)

@@ -272,3 +272,142 @@ def test_compile_kernel_is_exported():
     assert {"compile_kernel", "UserKernel", "UserModule", "UserKernelCompileError",
             "KernelCompileError"} <= set(gcuda.__all__)
     assert os.path.basename(uk.__file__) == "_user_kernels.py"
+
+
+# ------------------------------------------------------------------------ the launch fast path
+class _Stream:
+    ptr = 0x5000
+
+
+@pytest.fixture(params=["c", "python"])
+def stub_launch(request, monkeypatch):
+    """Launches without a GPU: CuPy, the launch module's device state and the module's
+    functions stubbed, launches through the compiled launcher's stand-in driver (the Python
+    launcher's _launch_kernel when the extension is not built). Yields (log, kernel, runtime
+    calls): log gets (function, grid, block, shared_mem, stream, parameter bytes) per launch.
+    Params: the compiled fast path of __call__ (_claunch_user.c) configured, or the Python one."""
+    import types
+
+    from gparray import _backend
+    from gparray._engine import _launch
+    from gparray._kernels import _launcher
+
+    log, calls = [], []
+    runtime = types.SimpleNamespace(getDevice=lambda: calls.append("getDevice") or 0)
+    cuda = types.SimpleNamespace(runtime=runtime, get_current_stream=lambda device_id=None: _Stream(),
+                                 Device=lambda d: pytest.fail("no device switch expected"))
+    monkeypatch.setattr(_backend, "_cupy", types.SimpleNamespace(cuda=cuda))
+    monkeypatch.setattr(_backend, "_device_count", 1)
+    monkeypatch.setattr(_launch, "_cp", _backend._cupy)
+    monkeypatch.setattr(_launch, "_multi", False)
+    monkeypatch.setattr(_launch, "_stream", cuda.get_current_stream)
+    monkeypatch.setattr(_launch, "_get_device", runtime.getDevice)
+    k = _kernel()
+    monkeypatch.setattr(k.module, "_functions", lambda dev: {"scale": type("F", (), {"ptr": 0xF00D})()})
+    c = _launcher._claunch
+    if request.param == "c" and c is None:
+        pytest.skip("C extension gparray._kernels._claunch not built")
+    if request.param == "python":
+        monkeypatch.setattr(uk, "_claunch", None)   # the checked path does not configure it
+        if c is not None:
+            c.user_configure(None, None, None)
+    if c is not None:
+        raw = []
+        c._stub_driver(raw)
+        log = raw
+    else:
+        def launch_kernel(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+            b = _launcher._tls.b
+            log.append((f, gx, bx, smem, stream, b[0].raw[:b[1].value]))
+        monkeypatch.setattr(_launcher, "_launch_kernel", launch_kernel)
+        monkeypatch.setattr(_launcher, "_new_buffers", _py_buffers)
+    try:
+        yield log, k, calls
+    finally:
+        if c is not None:
+            c._stub_driver(None)
+            c.user_configure(None, None, None)   # the next checked launch configures it again
+
+
+def _python_calls(fn):
+    """Qualified names of the Python functions run during ``fn()``."""
+    import sys
+
+    names = []
+
+    def hook(frame, event, arg):
+        if event == "call":
+            names.append(getattr(frame.f_code, "co_qualname", frame.f_code.co_name))
+
+    sys.setprofile(hook)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return names
+
+
+def _py_buffers():
+    import ctypes
+
+    from gparray._kernels import _launcher
+
+    buf = ctypes.create_string_buffer(4096)
+    size = ctypes.c_size_t(0)
+    extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buf), 2, ctypes.addressof(size), 0)
+    b = _launcher._tls.b = (buf, size, ctypes.addressof(extra), extra)
+    return b
+
+
+def test_repeated_launches_take_the_fast_path_with_the_same_bytes(stub_launch):
+    log, k, calls = stub_launch
+    x, y = _array(0x7000_0000_1000, offset=8), _array(0x7000_0000_2000)
+    args = (x, 1, y, 4, np.float32(2))
+    k(1, 32, args)                           # the checked path: builds the launcher and the plan
+    (launcher,) = k._launchers.values()
+    assert calls == ["getDevice"] and len(k._plans) == 1
+    python = _python_calls(lambda: k(1, 32, args))
+    k(1, 32, list(args))
+    assert calls == ["getDevice"]            # no cudaGetDevice on the fast path (one device)
+    assert ("UserKernel.__call__" in python) == (uk._claunch is None)   # the compiled one: no Python frame
+    assert len(log) == 3 and log[1][-1] == log[0][-1] and log[2][-1] == log[0][-1]
+    vals, _, _ = uk.convert_args(args, "f")
+    assert log[0][-1] == launcher.st.pack(*_values(vals, launcher.kinds))
+    # another combination of classes: checked once, then fast
+    k(2, 64, (x, np.int64(1), y, 4, np.float32(2)), shared_mem=16)
+    assert len(k._plans) == 2 and log[-1][1:4] == (2, 64, 16)
+
+
+def test_the_fast_path_keeps_every_check(stub_launch):
+    log, k, calls = stub_launch
+    x, y = _array(4096), _array(8192)
+    k(1, 32, (x, 1, y, 4, np.float32(2)))
+    where = r"^UserKernel.__call__ \(scale\): "
+    with pytest.raises(ValueError, match=where + r"grid x = 0 is out of range"):
+        k(0, 32, (x, 1, y, 4, np.float32(2)))
+    with pytest.raises(ValueError, match=where + r"block x = 1025 is out of range"):
+        k(1, 1025, (x, 1, y, 4, np.float32(2)))
+    with pytest.raises(OverflowError, match=where + "argument 1 = 9223372036854775808 does not fit long long"):
+        k(1, 32, (x, 2**63, y, 4, np.float32(2)))
+    with pytest.raises(ValueError, match=where + "argument 2 is on cuda:1, an earlier array on cuda:0"):
+        k(1, 32, (x, 1, _array(8192, device=1), 4, np.float32(2)))
+    with pytest.raises(ValueError, match=where + "shared_mem = -1 is out of range"):
+        k(1, 32, (x, 1, y, 4, np.float32(2)), shared_mem=-1)
+    with pytest.raises(TypeError, match=where + "shared_mem must be an int"):
+        k(1, 32, (x, 1, y, 4, np.float32(2)), shared_mem=1.0)
+    with pytest.raises(TypeError, match=where + "argument 4 has type"):
+        k(1, 32, (x, 1, y, 4, "2"))
+    assert len(log) == 1
+
+
+def test_the_fast_path_calls_the_profiling_hook(stub_launch, monkeypatch):
+    log, k, calls = stub_launch
+    x, y = _array(4096), _array(8192)
+    seen = []
+    k(1, 32, (x, 1, y, 4, np.float32(2)))
+    monkeypatch.setattr(uk, "_hook", lambda *a: seen.append(a))
+    k(3, 64, (x, 1, y, 4, np.float32(2)))
+    ((kern, g, b, vals, smem, sptr),) = seen
+    assert kern is next(iter(k._launchers.values()))
+    assert (g, b, smem, sptr) == ((3, 1, 1), (64, 1, 1), 0, _Stream.ptr)
+    assert list(vals) == [4096, 1, 8192, 4, np.float32(2)] and len(log) == 1

@@ -70,7 +70,7 @@ def learn(table, plan, x, b=None, side: int = 0, lo=0, hi=0, bisz: int = 0) -> b
         return False
     odt = plan[0]
     return table.add(x._dtype, b, side, x._device, x._dtype.itemsize, bisz, lo, hi, k.launch, odt, odt.itemsize,
-                     plan[2], BLOCK, _memory._pools[d])
+                     plan[2], BLOCK, _memory._pools[d], k.name)
 
 
 _copy_plans: dict = {}   # (source dtype, destination dtype) -> contig plan of op_identity

@@ -1,5 +1,7 @@
-/* Shared between the compiled launcher (_claunch.c) and the compiled elementwise fast
- * paths (_claunch_ops.c), which build one extension module, gparray._kernels._claunch. */
+/* Shared between the compiled launcher (_claunch.c), the compiled elementwise fast paths
+ * (_claunch_ops.c, _claunch_table.c, _claunch_prof.c), the user kernel launches
+ * (_claunch_user.c) and the pool and join helpers, which
+ * build one extension module, gparray._kernels._claunch. */
 #ifndef GP_CLAUNCH_H
 #define GP_CLAUNCH_H
 
@@ -44,5 +46,65 @@ PyObject *gp_block_reuse(PyObject *pool, PyObject *deferred, PyObject *nbytes, P
 int gp_slot_offset(PyTypeObject *t, const char *name, Py_ssize_t *off);
 /* add the join scan (_claunch_join.c) to the module: 0 or -1 */
 int gp_join_init(PyObject *module);
+
+/* profiling of the Fast objects (_claunch_prof.c) */
+extern int gp_prof_threads;  /* threads given a profiling state (0: none) */
+/* this thread's state (borrowed): NULL without one (an exception set on error), Py_False
+ * (take the Python path) or the recording tuple */
+PyObject *gp_prof_state(void);
+/* take two events (new references) and record the first on stream: 0, or -1 (none taken) */
+int gp_prof_begin(PyObject *state, PyObject *devid, unsigned long long stream, PyObject **ev0, PyObject **ev1);
+/* the launch failed: give both events back (stolen), keeping the exception */
+void gp_prof_abort(PyObject *state, PyObject *devid, PyObject *ev0, PyObject *ev1);
+/* record the second event and append the record (the events are stolen): 0 or -1 */
+int gp_prof_end(PyObject *state, PyObject *label, PyObject *name, unsigned grid, unsigned block, long long nbytes,
+                PyObject *devid, unsigned long long stream, PyObject *ev0, PyObject *ev1);
+/* add set_profile to the module: 0 or -1 */
+int gp_prof_init(PyObject *module);
+/* add UserCall and user_configure (_claunch_user.c) to the module: 0 or -1 */
+int gp_user_init(PyObject *module);
+
+/* ------------------------------------------------------------------ elementwise tables
+ * (_claunch_table.c): the operand combinations one op serves in C (_claunch_ops.c) */
+enum { SIDE_NONE = 0, SIDE_RIGHT = 1, SIDE_LEFT = 2 };  /* where a scalar operand sits */
+
+typedef struct {
+    PyObject *a;       /* dtype of the array operand (x1 of two arrays) */
+    PyObject *b;       /* dtype of x2; float or int (the scalar's type); NULL: unary */
+    int side;
+    PyObject *device;
+    PyObject *devid;   /* device._id, for get_current_stream(devid): no cudaGetDevice */
+    Py_ssize_t aisz, bisz;
+    int float_range;   /* the scalar's range: doubles (flo, fhi) or integers (ilo, ihi) */
+    double flo, fhi;
+    long long ilo, ihi;
+    Launch *launch;
+    PyObject *odt;
+    Py_ssize_t oisz;
+    long long tile;
+    unsigned block;
+    PyObject *pool;    /* the device's pool */
+    PyObject *malloc;  /* its malloc(nbytes, stream) */
+    PyObject *deferred;  /* its _deferred list (NULL: a pool without one) */
+    PyObject *last_shape, *last_strides;  /* result strides of the last shape seen */
+    PyObject *name;    /* the kernel's "family: instance" name, for profile records (or NULL) */
+} Entry;
+
+typedef struct {
+    PyObject_HEAD
+    Entry *e;
+    Py_ssize_t n, cap;
+} Table;
+
+static inline Entry *gp_find(Table *t, PyObject *a, PyObject *b, int side, PyObject *device) {
+    Entry *e = t->e, *end = t->e + t->n;
+    for (; e < end; e++)
+        if (e->a == a && e->b == b && e->side == side && e->device == device) return e;
+    return NULL;
+}
+
+extern PyTypeObject GpTableType;
+/* add the Table type to the module: 0 or -1 */
+int gp_table_init(PyObject *module);
 
 #endif

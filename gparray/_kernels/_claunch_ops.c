@@ -18,6 +18,10 @@
  *
  * Fast objects are method descriptors: set on the Array class as __add__, __radd__, ... the
  * interpreter calls them with (self, other) without a Python frame.
+ *
+ * While a profile is active on the calling thread (gparray.cuda.profile), the launch is
+ * bracketed by two CUDA events and recorded (_claunch_prof.c); entries added without a
+ * kernel name are then left to the Python path.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -79,198 +83,6 @@ static PyObject *configure(PyObject *mod, PyObject *args) {
     Py_XSETREF(get_stream, gs);
     Py_RETURN_NONE;
 }
-
-/* ------------------------------------------------------------------ tables */
-enum { SIDE_NONE = 0, SIDE_RIGHT = 1, SIDE_LEFT = 2 };  /* where a scalar operand sits */
-
-typedef struct {
-    PyObject *a;       /* dtype of the array operand (x1 of two arrays) */
-    PyObject *b;       /* dtype of x2; float or int (the scalar's type); NULL: unary */
-    int side;
-    PyObject *device;
-    PyObject *devid;   /* device._id, for get_current_stream(devid): no cudaGetDevice */
-    Py_ssize_t aisz, bisz;
-    int float_range;   /* the scalar's range: doubles (flo, fhi) or integers (ilo, ihi) */
-    double flo, fhi;
-    long long ilo, ihi;
-    Launch *launch;
-    PyObject *odt;
-    Py_ssize_t oisz;
-    long long tile;
-    unsigned block;
-    PyObject *pool;    /* the device's pool */
-    PyObject *malloc;  /* its malloc(nbytes, stream) */
-    PyObject *deferred;  /* its _deferred list (NULL: a pool without one) */
-    PyObject *last_shape, *last_strides;  /* result strides of the last shape seen */
-} Entry;
-
-typedef struct {
-    PyObject_HEAD
-    Entry *e;
-    Py_ssize_t n, cap;
-} Table;
-
-static void entry_clear(Entry *e) {
-    Py_CLEAR(e->a);
-    Py_CLEAR(e->b);
-    Py_CLEAR(e->device);
-    Py_CLEAR(e->devid);
-    Py_CLEAR(e->launch);
-    Py_CLEAR(e->odt);
-    Py_CLEAR(e->malloc);
-    Py_CLEAR(e->pool);
-    Py_CLEAR(e->deferred);
-    Py_CLEAR(e->last_shape);
-    Py_CLEAR(e->last_strides);
-}
-
-static void Table_dealloc(Table *self) {
-    for (Py_ssize_t i = 0; i < self->n; i++) entry_clear(&self->e[i]);
-    PyMem_Free(self->e);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static inline Entry *find(Table *t, PyObject *a, PyObject *b, int side, PyObject *device) {
-    Entry *e = t->e, *end = t->e + t->n;
-    for (; e < end; e++)
-        if (e->a == a && e->b == b && e->side == side && e->device == device) return e;
-    return NULL;
-}
-
-static int as_range(PyObject *o, double *d, long long *ll, int *is_float) {
-    if (PyFloat_Check(o)) {
-        *is_float = 1;
-        *d = PyFloat_AS_DOUBLE(o);
-        return 0;
-    }
-    int overflow;
-    *is_float = 0;
-    *ll = PyLong_AsLongLongAndOverflow(o, &overflow);
-    if (*ll == -1 && PyErr_Occurred()) return -1;
-    if (overflow) *ll = overflow > 0 ? LLONG_MAX : LLONG_MIN;  /* the fallback serves beyond */
-    return 0;
-}
-
-/* table.add(a, b, side, device, aisz, bisz, lo, hi, launch, odt, oisz, tile, block, pool)
- * -> True if added, False if the key was there already */
-static PyObject *Table_add(Table *self, PyObject *args) {
-    PyObject *a, *b, *device, *lo, *hi, *launch, *odt, *pool;
-    int side;
-    Py_ssize_t aisz, bisz, oisz;
-    long long tile;
-    unsigned int block;
-    if (!PyArg_ParseTuple(args, "OOiOnnOOO!OnLIO", &a, &b, &side, &device, &aisz, &bisz, &lo, &hi,
-                          &GpLaunchType, &launch, &odt, &oisz, &tile, &block, &pool))
-        return NULL;
-    Launch *l = (Launch *)launch;
-    int unary = b == Py_None;
-    Py_ssize_t want = unary ? 3 : 4;
-    if (side < 0 || side > 2 || (unary && side) || tile <= 0 || block == 0 || oisz <= 0 || aisz <= 0 ||
-        (side == SIDE_NONE && !unary && bisz <= 0)) {
-        PyErr_SetString(PyExc_ValueError, "Table.add: bad side, sizes or tile");
-        return NULL;
-    }
-    if (l->nvals != want || l->kind[0] != V_U64 || l->kind[1] != V_U64 || l->kind[want - 1] != V_I64 ||
-        (want == 4 && (side == SIDE_NONE ? l->kind[2] != V_U64 : l->kind[2] == V_BYTES))) {
-        PyErr_SetString(PyExc_ValueError, "Table.add: the kernel does not take (out, x, [y or scalar,] n)");
-        return NULL;
-    }
-    if (side != SIDE_NONE && b != (PyObject *)&PyFloat_Type && b != (PyObject *)&PyLong_Type) {
-        PyErr_SetString(PyExc_ValueError, "Table.add: a scalar entry's type must be float or int");
-        return NULL;
-    }
-    PyObject *bk = unary ? NULL : b;
-    if (find(self, a, bk, side, device) != NULL) Py_RETURN_FALSE;
-    Entry e;
-    memset(&e, 0, sizeof e);
-    if (side != SIDE_NONE) {
-        int f1, f2;
-        double d1 = 0, d2 = 0;
-        long long i1 = 0, i2 = 0;
-        if (as_range(lo, &d1, &i1, &f1) || as_range(hi, &d2, &i2, &f2)) return NULL;
-        if (f1 != f2) {
-            PyErr_SetString(PyExc_ValueError, "Table.add: lo and hi must both be floats or both ints");
-            return NULL;
-        }
-        e.float_range = f1;
-        e.flo = d1, e.fhi = d2, e.ilo = i1, e.ihi = i2;
-    }
-    PyObject *malloc = PyObject_GetAttrString(pool, "malloc");
-    if (malloc == NULL) return NULL;
-    PyObject *deferred = PyObject_GetAttrString(pool, "_deferred");
-    if (deferred == NULL || !PyList_CheckExact(deferred)) {
-        PyErr_Clear();
-        Py_CLEAR(deferred);
-    }
-    PyObject *devid = PyObject_GetAttrString(device, "_id");
-    if (devid == NULL) { Py_DECREF(malloc); Py_XDECREF(deferred); return NULL; }
-    if (self->n == self->cap) {
-        Py_ssize_t cap = self->cap ? 2 * self->cap : 8;
-        Entry *ne = PyMem_Realloc(self->e, (size_t)cap * sizeof(Entry));
-        if (ne == NULL) {
-            Py_DECREF(devid);
-            Py_DECREF(malloc);
-            Py_XDECREF(deferred);
-            return PyErr_NoMemory();
-        }
-        self->e = ne;
-        self->cap = cap;
-    }
-    Py_INCREF(a);
-    Py_XINCREF(bk);
-    Py_INCREF(device);
-    Py_INCREF(launch);
-    Py_INCREF(odt);
-    Py_INCREF(pool);
-    e.pool = pool, e.deferred = deferred;
-    e.a = a, e.b = bk, e.side = side, e.device = device, e.devid = devid, e.aisz = aisz, e.bisz = bisz;
-    e.launch = l, e.odt = odt, e.oisz = oisz, e.tile = tile, e.block = block, e.malloc = malloc;
-    self->e[self->n++] = e;
-    Py_RETURN_TRUE;
-}
-
-static PyObject *Table_clear(Table *self, PyObject *unused) {
-    for (Py_ssize_t i = 0; i < self->n; i++) entry_clear(&self->e[i]);
-    self->n = 0;
-    Py_RETURN_NONE;
-}
-
-/* table.keys() -> [(a, b, side, device), ...] */
-static PyObject *Table_keys(Table *self, PyObject *unused) {
-    PyObject *out = PyList_New(self->n);
-    if (out == NULL) return NULL;
-    for (Py_ssize_t i = 0; i < self->n; i++) {
-        Entry *e = &self->e[i];
-        PyObject *k = Py_BuildValue("(OOiO)", e->a, e->b ? e->b : Py_None, e->side, e->device);
-        if (k == NULL) { Py_DECREF(out); return NULL; }
-        PyList_SET_ITEM(out, i, k);
-    }
-    return out;
-}
-
-static Py_ssize_t Table_len(Table *self) { return self->n; }
-
-static PyMethodDef Table_methods[] = {
-    {"add", (PyCFunction)Table_add, METH_VARARGS,
-     "add(a, b, side, device, aisz, bisz, lo, hi, launch, odt, oisz, tile, block, pool) -> bool"},
-    {"clear", (PyCFunction)Table_clear, METH_NOARGS, "forget every entry"},
-    {"keys", (PyCFunction)Table_keys, METH_NOARGS, "[(a, b, side, device)] of the entries"},
-    {NULL},
-};
-
-static PySequenceMethods Table_as_sequence = {.sq_length = (lenfunc)Table_len};
-
-static PyTypeObject TableType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "gparray._kernels._claunch.Table",
-    .tp_basicsize = sizeof(Table),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Operand combinations one elementwise op serves in C (see Fast)",
-    .tp_new = PyType_GenericNew,
-    .tp_dealloc = (destructor)Table_dealloc,
-    .tp_methods = Table_methods,
-    .tp_as_sequence = &Table_as_sequence,
-};
 
 /* ------------------------------------------------------------------ the fast path */
 /* 1 C-contiguous, 0 not, -1 error; caches the answer in the Array's _flags like
@@ -365,8 +177,35 @@ static int scalar_in_range(Entry *e, PyObject *s) {
     return v >= e->ilo && v <= e->ihi;
 }
 
-/* launch entry e over x (and y or scalar s) into a new Array of x's shape */
-static PyObject *run_entry(Entry *e, PyObject *x, PyObject *y, PyObject *s, Py_ssize_t n) {
+/* run_entry's launch while the thread is profiled: between two events, recorded under
+ * ``label`` with the bytes the Python path counts (the distinct arrays: out, x and, when
+ * with_y, y). What it needs of the entry is read before any Python call (which may let
+ * another thread change the table). Returns out, or NULL (out released). */
+static PyObject *run_profiled(Entry *e, Launch *l, char *buf, unsigned grid, long long nn, int with_y,
+                              unsigned long long stream_ptr, PyObject *out, PyObject *ps, PyObject *label) {
+    long long nbytes = nn * e->oisz + nn * e->aisz + (with_y ? nn * e->bisz : 0);
+    unsigned block = e->block;
+    PyObject *devid = Py_NewRef(e->devid), *name = Py_NewRef(e->name), *ev0, *ev1;
+    Py_INCREF(l);
+    int rc = gp_prof_begin(ps, devid, stream_ptr, &ev0, &ev1);
+    if (rc == 0) {
+        rc = gp_launch_packed(l, grid, block, 0, (void *)(uintptr_t)stream_ptr, buf);
+        if (rc < 0)
+            gp_prof_abort(ps, devid, ev0, ev1);
+        else
+            rc = gp_prof_end(ps, label, name, grid, block, nbytes, devid, stream_ptr, ev0, ev1);
+    }
+    Py_DECREF(l);
+    Py_DECREF(devid);
+    Py_DECREF(name);
+    if (rc < 0) Py_CLEAR(out);
+    return out;
+}
+
+/* launch entry e over x (and y or scalar s) into a new Array of x's shape; with a profiling
+ * state ps, between two events and recorded under function ``label`` (run_profiled) */
+static PyObject *run_entry(Entry *e, PyObject *x, PyObject *y, PyObject *s, Py_ssize_t n, PyObject *ps,
+                           PyObject *label) {
     Launch *l = e->launch;
     _Alignas(16) char buf[GP_BUFSIZE];
     unsigned long long px, py = 0, pout;
@@ -420,6 +259,9 @@ static PyObject *run_entry(Entry *e, PyObject *x, PyObject *y, PyObject *s, Py_s
     if (y != NULL) memcpy(buf + l->off[2], &py, 8);
     memcpy(buf + l->off[l->nvals - 1], &nn, 8);
     unsigned grid = (unsigned)((nn + e->tile - 1) / e->tile);
+    if (ps != NULL)  /* y's bytes count unless y is x's memory again */
+        return run_profiled(e, l, buf, grid, nn, y != NULL && !(py == px && e->bisz == e->aisz), stream_ptr, out,
+                            ps, label);
     if (gp_launch_packed(l, grid, e->block, 0, (void *)(uintptr_t)stream_ptr, buf) < 0) {
         Py_DECREF(out);
         return NULL;
@@ -428,19 +270,19 @@ static PyObject *run_entry(Entry *e, PyObject *x, PyObject *y, PyObject *s, Py_s
 }
 
 /* 1: *out is the result; 0: not served here; -1: error */
-static int try_unary(Table *t, PyObject *x, PyObject **out) {
+static int try_unary(Table *t, PyObject *x, PyObject **out, PyObject *ps, PyObject *label) {
     if (Py_TYPE(x) != array_type) return 0;
-    Entry *e = find(t, SLOT(x, off_dtype), NULL, SIDE_NONE, SLOT(x, off_device));
-    if (e == NULL) return 0;
+    Entry *e = gp_find(t, SLOT(x, off_dtype), NULL, SIDE_NONE, SLOT(x, off_device));
+    if (e == NULL || (ps != NULL && e->name == NULL)) return 0;
     Py_ssize_t n = numel(SLOT(x, off_shape));
     if (n <= 0) return (int)n;
     int c = contig(x, e->aisz);
     if (c <= 0) return c;
-    *out = run_entry(e, x, NULL, NULL, n);
+    *out = run_entry(e, x, NULL, NULL, n, ps, label);
     return *out ? 1 : -1;
 }
 
-static int try_binary(Table *t, PyObject *x1, PyObject *x2, PyObject **out) {
+static int try_binary(Table *t, PyObject *x1, PyObject *x2, PyObject **out, PyObject *ps, PyObject *label) {
     PyTypeObject *at = array_type;
     PyObject *arr, *y = NULL, *s = NULL, *b;
     int side;
@@ -466,8 +308,8 @@ static int try_binary(Table *t, PyObject *x1, PyObject *x2, PyObject **out) {
         return 0;
     }
     PyObject *dev = SLOT(arr, off_device);
-    Entry *e = find(t, SLOT(arr, off_dtype), b, side, dev);
-    if (e == NULL) return 0;
+    Entry *e = gp_find(t, SLOT(arr, off_dtype), b, side, dev);
+    if (e == NULL || (ps != NULL && e->name == NULL)) return 0;
     PyObject *shape = SLOT(arr, off_shape);
     if (y != NULL) {
         if (SLOT(y, off_device) != dev) return 0;
@@ -484,7 +326,7 @@ static int try_binary(Table *t, PyObject *x1, PyObject *x2, PyObject **out) {
     int c = contig(arr, e->aisz);
     if (c <= 0) return c;
     if (y != NULL && (c = contig(y, e->bisz)) <= 0) return c;
-    *out = run_entry(e, arr, y, s, n);
+    *out = run_entry(e, arr, y, s, n, ps, label);
     return *out ? 1 : -1;
 }
 
@@ -496,33 +338,47 @@ typedef struct {
     PyObject *fallback;
     int nin;
     int reflected;
+    PyObject *label;  /* the function of profile records made from user code */
 } Fast;
 
 static PyObject *Fast_vectorcall(PyObject *op, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     Fast *f = (Fast *)op;
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
     if (kwnames == NULL && n == f->nin && array_type != NULL) {
-        PyObject *out = NULL;
+        PyObject *out = NULL, *ps = NULL;
         int rc;
+        if (gp_prof_threads) {  /* a profile is active on some thread: this one's state */
+            ps = gp_prof_state();
+            if (ps == NULL && PyErr_Occurred()) return NULL;
+            if (ps == Py_False) goto fallback;
+            Py_XINCREF(ps);     /* held while Python code runs (events, the function's label) */
+        }
         if (n == 1)
-            rc = try_unary(f->table, args[0], &out);
+            rc = try_unary(f->table, args[0], &out, ps, f->label);
         else if (f->reflected)
-            rc = try_binary(f->table, args[1], args[0], &out);
+            rc = try_binary(f->table, args[1], args[0], &out, ps, f->label);
         else
-            rc = try_binary(f->table, args[0], args[1], &out);
+            rc = try_binary(f->table, args[0], args[1], &out, ps, f->label);
+        Py_XDECREF(ps);
         if (rc > 0) return out;
         if (rc < 0) return NULL;
     }
+fallback:
     return PyObject_Vectorcall(f->fallback, args, nargsf, kwnames);
 }
 
-/* Fast(table, fallback, nin, reflected=False) */
+/* Fast(table, fallback, nin, reflected=False, label=None) */
 static PyObject *Fast_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    PyObject *table, *fallback;
+    PyObject *table, *fallback, *label = Py_None;
     int nin, reflected = 0;
-    static char *kw[] = {"table", "fallback", "nin", "reflected", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!Oi|p", kw, &TableType, &table, &fallback, &nin, &reflected))
+    static char *kw[] = {"table", "fallback", "nin", "reflected", "label", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!Oi|pO", kw, &GpTableType, &table, &fallback, &nin, &reflected,
+                                     &label))
         return NULL;
+    if (label != Py_None && !PyUnicode_Check(label)) {
+        PyErr_SetString(PyExc_TypeError, "Fast: label must be a str or None");
+        return NULL;
+    }
     if (nin != 1 && nin != 2) {
         PyErr_SetString(PyExc_ValueError, "Fast: nin must be 1 or 2");
         return NULL;
@@ -531,8 +387,23 @@ static PyObject *Fast_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
         PyErr_SetString(PyExc_TypeError, "Fast: fallback must be callable");
         return NULL;
     }
+    if (label == Py_None) {  /* the fallback's name */
+        label = PyObject_GetAttrString(fallback, "__name__");
+        if (label == NULL || !PyUnicode_Check(label)) {
+            PyErr_Clear();
+            Py_XDECREF(label);
+            label = PyUnicode_FromString("?");
+            if (label == NULL) return NULL;
+        }
+    } else {
+        Py_INCREF(label);
+    }
     Fast *self = (Fast *)type->tp_alloc(type, 0);
-    if (self == NULL) return NULL;
+    if (self == NULL) {
+        Py_DECREF(label);
+        return NULL;
+    }
+    self->label = label;
     Py_INCREF(table);
     Py_INCREF(fallback);
     self->table = (Table *)table;
@@ -557,6 +428,7 @@ static void Fast_dealloc(Fast *self) {
     PyObject_GC_UnTrack(self);
     Fast_clear(self);
     Py_CLEAR(self->table);
+    Py_CLEAR(self->label);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -577,6 +449,7 @@ static PyMemberDef Fast_members[] = {
     {"table", T_OBJECT, offsetof(Fast, table), READONLY, "the Table of served combinations"},
     {"fallback", T_OBJECT, offsetof(Fast, fallback), READONLY, "the Python function for everything else"},
     {"reflected", T_INT, offsetof(Fast, reflected), READONLY, "computes op(x2, x1) for a call (x1, x2)"},
+    {"label", T_OBJECT, offsetof(Fast, label), READONLY, "the function of profile records made from user code"},
     {NULL},
 };
 
@@ -618,12 +491,10 @@ static PyMethodDef ops_methods[] = {
 };
 
 int gp_ops_init(PyObject *m) {
-    if (PyType_Ready(&TableType) < 0 || PyType_Ready(&FastType) < 0) return -1;
+    if (gp_table_init(m) < 0 || PyType_Ready(&FastType) < 0) return -1;
     str_ptr = PyUnicode_InternFromString("ptr");
     zero = PyLong_FromLong(0);
     if (str_ptr == NULL || zero == NULL) return -1;
-    Py_INCREF(&TableType);
-    if (PyModule_AddObject(m, "Table", (PyObject *)&TableType) < 0) return -1;
     Py_INCREF(&FastType);
     if (PyModule_AddObject(m, "Fast", (PyObject *)&FastType) < 0) return -1;
     return PyModule_AddFunctions(m, ops_methods);

@@ -13,15 +13,17 @@ costs one global test; docs/architecture.md, "Profiling"):
   the ``_solver`` routines, ``_geev.geev``, ``_fft.execute``) are replaced by recording
   wrappers on their modules while a profile is active (their callers look them up there).
 * The compiled elementwise fast path (``gparray/_kernels/_claunch_ops.c``) makes its launches
-  in C; while a profile is active it is configured off (``_claunch.configure(None, None)``,
-  the state its ``Fast`` objects already test on every call), so those calls take the
-  Python path through ``run``, and it is configured on again at the last exit.
+  in C and records them itself while the calling thread has a profiling state
+  (``_claunch.set_profile``, set by ``_sync_thread``; ``gparray/_kernels/_claunch_prof.c``).
+  A thread whose profiles want NVTX ranges gets the state False: its calls take the Python
+  path through ``run``. ``GPARRAY_NVTX=1`` configures the compiled path off process-wide.
 
 The first profile entered in the process installs all of this and the last one to exit
 removes it (a count under a lock). Records are per thread: a profile records the work of
-the thread that entered it (other threads' launches pass through the hooks unrecorded,
-though their elementwise calls also lose the compiled path meanwhile). Profiles nest: every
-profile active on the thread gets each record (the same ``ProfileRecord`` object).
+the thread that entered it (other threads' launches pass through the hooks unrecorded).
+Each launch appends one tuple to the thread's sink, cheap to make; the sink becomes
+``ProfileRecord`` objects when a profile's records are read or it exits (``_materialize``).
+Profiles nest: every profile active on the thread gets each record (the same object).
 """
 from __future__ import annotations
 
@@ -33,9 +35,11 @@ import warnings
 
 from .. import _backend
 from .._engine import _launch
-from .._kernels import _faults
+from .._kernels import _faults, _launcher
 from . import _profile_frames as _frames
+from . import _profile_libs as _libs
 from . import _user_kernels
+from ._profile_libs import _gemm_name, _last_dev, _solver_name  # noqa: F401  (the CPU tier reads them here)
 from ._profile_report import ProfileRecord
 from ._profile_report import table as _table
 from ._profile_report import to_json as _to_json
@@ -44,7 +48,8 @@ NVTX_DOMAIN = "gparray"
 ENV_NVTX = "GPARRAY_NVTX"
 EVENT_POOL_MAX = 4096     # CUDA events kept for reuse per device after a profile exits
 
-_local = threading.local()   # .stack: this thread's active profiles, innermost last; .lib: in a library call
+_local = threading.local()   # this thread's .stack (active profiles, innermost last), .sink (their pending
+                             # records, see _materialize), .nv (one wants NVTX ranges), .lib (in a library call)
 _lock = threading.Lock()
 _active = 0                  # profiles active in the process (+1 for GPARRAY_NVTX=1)
 _saved = None                # what the installation replaced
@@ -68,10 +73,10 @@ class _Cuda:
         return self.rt().getDevice()
 
     def on_device(self, dev: int):
-        """A context making ``dev`` current (nothing when one device is visible)."""
+        """A context making ``dev`` current; None when one device is visible (nothing to do)."""
         if _launch._cp is None:
             _launch._init()
-        return _backend.on_device(dev) if _launch._multi else _launch._NO_SPAN
+        return _backend.on_device(dev) if _launch._multi else None
 
     def stream(self) -> int:
         """The current stream of the current device."""
@@ -87,7 +92,15 @@ class _Cuda:
             return self.rt().eventCreate()
 
     def record(self, ev: int, stream: int) -> None:
-        self.rt().eventRecord(ev, stream)
+        """Record ``ev`` on ``stream``; the first call puts CuPy's binding in its place on
+        this object (later calls run no Python frame)."""
+        f = self.record = self.rt().eventRecord
+        f(ev, stream)
+
+    def recorder(self):
+        """What records an event for the compiled fast path: CuPy's binding once a device is
+        usable (else this object's ``record``, which finds out)."""
+        return self.rt().eventRecord if _backend.device_count() > 0 else self.record
 
     def synchronize(self, ev: int) -> None:
         self.rt().eventSynchronize(ev)
@@ -122,30 +135,94 @@ def _import_nvtx(where: str):
     return _nvtx
 
 
+# ----------------------------------------------------------------------------- records
+# A launch, copy or library call is appended to its thread's sink (``_local.sink``, shared by
+# the thread's active profiles) as a tuple, made into a ProfileRecord when a profile reads its
+# records or exits (``_materialize``):
+#   (function, kind, family, name, grid, block, shared_mem, nbytes, device, stream, ev0, ev1)
+#   from the Python path, and from the compiled fast path (gparray/_kernels/_claunch_prof.c)
+#   (function, "family: name", grid x, block x, nbytes, device, stream, ev0, ev1).
+_kernel_names: dict = {}   # "family: name" -> (family, name)
+
+
+def _split(kname: str, default_family: str):
+    """(family, name) of a Kernel's name ``"family: name"``."""
+    fn = _kernel_names.get(kname)
+    if fn is None:
+        family, sep, name = kname.partition(": ")
+        fn = (family, name) if sep else (default_family, kname)
+        if len(_kernel_names) < 4096:
+            _kernel_names[kname] = fn
+    return fn
+
+
+def _materialize(sink: list, start: int, thread: int) -> list:
+    """Make the entries of ``sink`` from ``start`` on ProfileRecords (in place: every profile
+    of the thread shares them); returns them."""
+    for i in range(start, len(sink)):
+        t = sink[i]
+        if type(t) is tuple:
+            if len(t) == 9:   # the compiled fast path
+                function, kname, g, b, nbytes, dev, s, ev0, ev1 = t
+                family, name = _split(kname, "kernel")
+                r = ProfileRecord(function, "kernel", family, name, (g, 1, 1), (b, 1, 1), 0, nbytes, dev, s, thread)
+            else:
+                r = ProfileRecord(*t[:10], thread)
+                ev0, ev1 = t[10], t[11]
+            r._ev = (ev0, ev1)
+            sink[i] = r
+    return sink[start:]
+
+
+def _run_recorded(sink, kind, family, name, grid, block, smem, dev, s, frame, args, launch, *largs):
+    """``launch(*largs)`` between two events on stream ``s`` (a record in ``sink``; None: no
+    profile on this thread, NVTX only), inside an NVTX range when one is wanted."""
+    function, nbytes = _frames.walk(frame, sink is not None, args)
+    nv = _nvtx_env or getattr(_local, "nv", False)
+    if nv:
+        _nvtx.push_range(f"{function}: {_short(name)}", domain=NVTX_DOMAIN)
+    try:
+        if sink is None:
+            launch(*largs)
+            return
+        ev0 = _cuda.event(dev)
+        try:
+            _cuda.record(ev0, s)
+            launch(*largs)
+        except BaseException:
+            _cuda.release(dev, ev0)
+            raise
+        ev1 = _cuda.event(dev)
+        _cuda.record(ev1, s)
+        sink.append((function, kind, family, name, grid, block, smem, nbytes, dev, s, ev0, ev1))
+    finally:
+        if nv:
+            _nvtx.pop_range(domain=NVTX_DOMAIN)
+
+
 class _Span:
-    """Context manager around one launch, copy or library call: NVTX range, start and end
-    events on its stream, and at the end the record handed to every profile of ``stack``."""
+    """Context manager around one copy or library call: NVTX range, start and end events on
+    its stream, and at the end its entry in the thread's sink."""
 
-    __slots__ = ("stack", "kind", "family", "name", "grid", "block", "smem", "dev", "s", "nbytes", "frame",
-                 "args", "function", "nv", "ev0")
+    __slots__ = ("sink", "kind", "family", "name", "dev", "s", "nbytes", "frame", "args", "function", "nv",
+                 "ev0")
 
-    def __init__(self, stack, kind, family, name, grid, block, smem, dev, s, nbytes, frame, args=None):
-        self.stack, self.kind, self.family, self.name = stack, kind, family, name
-        self.grid, self.block, self.smem, self.dev, self.s = grid, block, smem, dev, s
-        self.nbytes, self.frame, self.args, self.ev0 = nbytes, frame, args, None
+    def __init__(self, sink, kind, family, name, dev, s, nbytes, frame, args=None):
+        self.sink, self.kind, self.family, self.name = sink, kind, family, name
+        self.dev, self.s, self.nbytes, self.frame, self.args, self.ev0 = dev, s, nbytes, frame, args, None
 
     def __enter__(self):
         f = self.frame if self.frame is not None else sys._getframe(1)
         self.frame = None
-        stack = self.stack
-        self.nv = _nvtx_env or any(p.nvtx for p in stack or ())
-        self.function, nbytes = _frames.walk(f, bool(stack) and self.nbytes is None, self.args)
+        sink = self.sink
+        self.nv = _nvtx_env or getattr(_local, "nv", False)
+        self.function, nbytes = _frames.walk(f, sink is not None and self.nbytes is None, self.args)
         self.args = None
         if self.nbytes is None:
             self.nbytes = nbytes
         if self.nv:
             _nvtx.push_range(f"{self.function}: {_short(self.name)}", domain=NVTX_DOMAIN)
-        if stack:
+        if sink is not None:
             ev0 = _cuda.event(self.dev)
             try:
                 _cuda.record(ev0, self.s)
@@ -167,11 +244,8 @@ class _Span:
                     return False
                 ev1 = _cuda.event(self.dev)
                 _cuda.record(ev1, self.s)
-                rec = ProfileRecord(self.function, self.kind, self.family, self.name, self.grid, self.block,
-                                    self.smem, self.nbytes, self.dev, self.s, threading.get_ident())
-                rec._ev = (ev0, ev1)
-                for p in self.stack:
-                    p._records.append(rec)
+                self.sink.append((self.function, self.kind, self.family, self.name, None, None, 0, self.nbytes,
+                                  self.dev, self.s, ev0, ev1))
         finally:
             if self.nv:
                 _nvtx.pop_range(domain=NVTX_DOMAIN)
@@ -181,44 +255,47 @@ class _Span:
 # ----------------------------------------------------------------------------- the hooks
 def _kernel_hook(k, device_id, grid, args, shared_mem, block):
     """``_launch._hook``: a launch of gparray's own kernels (see ``_launch.run``)."""
-    stack = getattr(_local, "stack", None)
-    if not stack and not _nvtx_env:
+    sink = getattr(_local, "sink", None)
+    if sink is None and not _nvtx_env:
         _launch.run_plain(k, device_id, grid, args, shared_mem, block)
         return
-    family, sep, name = k.name.partition(": ")
-    if not sep:
-        family, name = "kernel", k.name
-    with _cuda.on_device(device_id):
+    family, name = _split(k.name, "kernel")
+    ctx = _cuda.on_device(device_id)
+    if ctx is None:
         s = _cuda.stream()
-        with _Span(stack, "kernel", family, name, (grid, 1, 1), (block, 1, 1), shared_mem, device_id, s, None,
-                   sys._getframe(1), args):
-            k.launch(grid, block, args, shared_mem, s)
+        _run_recorded(sink, "kernel", family, name, (grid, 1, 1), (block, 1, 1), shared_mem, device_id, s,
+                      sys._getframe(1), args, k.launch, grid, block, args, shared_mem, s)
+    else:
+        with ctx:
+            s = _cuda.stream()
+            _run_recorded(sink, "kernel", family, name, (grid, 1, 1), (block, 1, 1), shared_mem, device_id, s,
+                          sys._getframe(1), args, k.launch, grid, block, args, shared_mem, s)
 
 
 def _user_hook(k, g, b, vals, smem, sptr):
     """``_user_kernels._hook``: a user kernel's launch (its device is the current one)."""
-    stack = getattr(_local, "stack", None)
-    if stack or _nvtx_env:
-        family, sep, name = k.name.partition(": ")
-        if not sep:
-            family, name = "user", k.name
-        span = _Span(stack, "kernel", family, name, g, b, smem, _cuda.device(), sptr, None, sys._getframe(1),
-                     vals)
+    sink = getattr(_local, "sink", None)
+    if sink is None and not _nvtx_env:
+        _user_launch(k, g, b, vals, smem, sptr)
+        return
+    family, name = _split(k.name, "user")
+    _run_recorded(sink, "kernel", family, name, g, b, smem, _cuda.device(), sptr, sys._getframe(1), vals,
+                  _user_launch, k, g, b, vals, smem, sptr)
+
+
+def _user_launch(k, g, b, vals, smem, sptr):
+    if g[1] == g[2] == b[1] == b[2] == 1:
+        k.launch(g[0], b[0], vals, smem, sptr)
     else:
-        span = _launch._NO_SPAN
-    with span:
-        if g[1] == g[2] == b[1] == b[2] == 1:
-            k.launch(g[0], b[0], vals, smem, sptr)
-        else:
-            k.launch3(g, b, vals, smem, sptr)
+        k.launch3(g, b, vals, smem, sptr)
 
 
 def _copy_hook(what, nbytes, device_id, stream_ptr):
     """``_launch._copy_hook``: the span of one copy or memset (see ``_launch.copy_span``)."""
-    stack = getattr(_local, "stack", None)
-    if not stack and not _nvtx_env:
+    sink = getattr(_local, "sink", None)
+    if sink is None and not _nvtx_env:
         return _launch._NO_SPAN
-    return _Span(stack, "copy", "transfer", what, None, None, 0, device_id, stream_ptr, nbytes, None)
+    return _Span(sink, "copy", "transfer", what, device_id, stream_ptr, nbytes, None)
 
 
 def _library(orig, family: str, name_of, dev_of, stream_of=None):
@@ -226,14 +303,13 @@ def _library(orig, family: str, name_of, dev_of, stream_of=None):
     call (library calls made inside it are not recorded again; gparray kernels are)."""
 
     def wrapper(*a, **kw):
-        stack = getattr(_local, "stack", None)
-        if (not stack and not _nvtx_env) or getattr(_local, "lib", False):
+        sink = getattr(_local, "sink", None)
+        if (sink is None and not _nvtx_env) or getattr(_local, "lib", False):
             return orig(*a, **kw)
         dev = dev_of(a, kw)
-        with _cuda.on_device(dev):
+        with _on_device(dev):
             s = _cuda.stream() if stream_of is None else stream_of(a, kw)
-            span = _Span(stack, "library", family, name_of(a, kw), None, None, 0, dev, s, None, sys._getframe(1),
-                         a)
+            span = _Span(sink, "library", family, name_of(a, kw), dev, s, None, sys._getframe(1), a)
             span.__enter__()
         _local.lib = True
         ok = False
@@ -243,7 +319,7 @@ def _library(orig, family: str, name_of, dev_of, stream_of=None):
             return out
         finally:
             _local.lib = False
-            with _cuda.on_device(dev):
+            with _on_device(dev):
                 span.__exit__(None if ok else Exception, None, None)
 
     wrapper.__wrapped__ = orig
@@ -252,48 +328,14 @@ def _library(orig, family: str, name_of, dev_of, stream_of=None):
     return wrapper
 
 
-def _last_dev(a, kw):
-    return kw["dev"] if "dev" in kw else a[-1]
-
-
-def _gemm_name(a, kw):
-    c = a[0] if a else kw.get("c")
-    pre, batched = getattr(c, "fkey", ("?", False))
-    calls = len(getattr(c, "offsets", ()) or ())
-    name = f"cublas{pre}gemm{'StridedBatched' if batched else '_v2'}"
-    return name if calls <= 1 else f"{name} x{calls}"
-
-
-def _solver_name(fname):
-    def name_of(a, kw):
-        dt = a[0] if a else kw.get("dtype")
-        return f"{fname}<{dt}>" if isinstance(dt, str) else fname
-    return name_of
-
-
-def _fft_name(a, kw):
-    from .._engine import _fft
-
-    step, double = a[0], a[1]
-    ex = _fft._EXEC_NAMES.get((step.kind, bool(double)), "exec")
-    name = "cufft" + ex[0].upper() + ex[1:]     # cufftExecC2C, ...
-    return name + " (host loop)" if getattr(step, "loops", None) else name
-
-
-_SOLVER_ROUTINES = ("potrf", "getrf", "getrs", "inv", "geqrf", "orgqr", "syevd", "gesvd", "gesvdp",
-                    "gesvdj_batched")
+def _on_device(dev):
+    ctx = _cuda.on_device(dev)
+    return _launch._NO_SPAN if ctx is None else ctx
 
 
 def _wrappers():
     """[(module name, attribute, wrapper factory)] of the library calls recorded."""
-    out = [("gparray._engine._blas", "launch",
-            lambda f: _library(f, "cublas", _gemm_name, lambda a, kw: a[4] if len(a) > 4 else kw["dev"],
-                               lambda a, kw: a[5] if len(a) > 5 else kw["stream_ptr"]))]
-    out += [("gparray._engine._solver", r, (lambda r: lambda f: _library(f, "cusolver", _solver_name(r), _last_dev))(r))
-            for r in _SOLVER_ROUTINES]
-    out.append(("gparray._engine._geev", "geev", lambda f: _library(f, "cusolver", _solver_name("geev"), _last_dev)))
-    out.append(("gparray._engine._fft", "execute", lambda f: _library(f, "cufft", _fft_name, _last_dev)))
-    return out
+    return _libs.wrappers(_library)
 
 
 # ----------------------------------------------------------------------------- installation
@@ -323,10 +365,13 @@ def _restore_fast_path(was) -> None:
         _ops._configured = False   # the next learnt combination configures it, as before
 
 
+_NOT_BYPASSED = object()
+
+
 def _install() -> dict:
     global _installs
     _installs += 1
-    saved = {"fast": _bypass_fast_path(), "libs": []}
+    saved = {"fast": _NOT_BYPASSED, "libs": []}
     try:
         for modname, attr, make in _wrappers():
             mod = importlib.import_module(modname)
@@ -350,14 +395,19 @@ def _uninstall(saved: dict) -> None:
     for mod, attr, orig, w in saved["libs"]:
         if getattr(mod, attr, None) is w:   # not replaced by someone else meanwhile
             setattr(mod, attr, orig)
-    _restore_fast_path(saved["fast"])
+    if saved["fast"] is not _NOT_BYPASSED:
+        _restore_fast_path(saved["fast"])
 
 
-def _activate() -> None:
+def _activate(bypass: bool = False) -> None:
+    """Count one more active profile (the first installs the hooks); ``bypass``: configure
+    the compiled elementwise path off until the last one exits (``GPARRAY_NVTX=1``)."""
     global _active, _saved
     with _lock:
         if _active == 0:
             _saved = _install()
+        if bypass and _saved["fast"] is _NOT_BYPASSED:
+            _saved["fast"] = _bypass_fast_path()
         _active += 1
 
 
@@ -382,7 +432,7 @@ def enable_env_nvtx() -> bool:
     except ModuleNotFoundError as exc:
         warnings.warn(f"{exc}; {ENV_NVTX}=1 is ignored", RuntimeWarning, stacklevel=2)
         return False
-    _activate()
+    _activate(bypass=True)
     _nvtx_env = True
     return True
 
@@ -390,6 +440,27 @@ def enable_env_nvtx() -> bool:
 def env_nvtx_requested() -> bool:
     """True when ``GPARRAY_NVTX`` asks for NVTX ranges."""
     return os.environ.get(ENV_NVTX, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def _sync_thread(stack: list) -> None:
+    """After this thread's stack of active profiles changed: its NVTX flag, and the compiled
+    fast path's profiling state of the thread (gparray/_kernels/_claunch_prof.c): none
+    without a profile, the Python path where NVTX ranges are wanted, else recording into
+    the thread's sink with the profiler's events."""
+    nv = any(p.nvtx for p in stack)
+    _local.nv = nv
+    c = _launcher._claunch
+    if c is None:
+        return
+    if not stack:
+        c.set_profile(None)
+    elif nv or _nvtx_env:
+        c.set_profile(False)
+    else:
+        free = getattr(_cuda, "free", None)
+        recorder = getattr(_cuda, "recorder", None)
+        c.set_profile((_local.sink, free if isinstance(free, dict) else {}, _cuda.event, _cuda.release,
+                       _cuda.record if recorder is None else recorder(), _frames._codes, _frames.c_label))
 
 
 # ----------------------------------------------------------------------------- reading events
@@ -404,11 +475,11 @@ def _resolve(records) -> None:
         last[(r.device, r.stream)] = r._ev[1]
     with _faults.checked("profile"):
         for (dev, _), ev in last.items():
-            with _cuda.on_device(dev):
+            with _on_device(dev):
                 _cuda.synchronize(ev)
         for r in pending:
             ev0, ev1 = r._ev
-            with _cuda.on_device(r.device):
+            with _on_device(r.device):
                 r.time_ms = _cuda.elapsed(ev0, ev1)
             r._ev = None
             _cuda.release(r.device, ev0)
@@ -432,8 +503,11 @@ class Profile:
         if nvtx:
             _import_nvtx("profile")
         self.nvtx = nvtx
-        self._records: list = []
+        self._records: list = []   # the records of the past activations
         self._stack = None   # the entering thread's list of active profiles, while active
+        self._sink = None    # while active: the thread's sink; this activation's entries from _start
+        self._start = 0
+        self._thread = 0
 
     @property
     def active(self) -> bool:
@@ -443,7 +517,9 @@ class Profile:
     @property
     def records(self) -> list:
         """The ``ProfileRecord`` list, in launch order (``time_ms`` None until the exit)."""
-        return list(self._records)
+        if self._sink is None:
+            return list(self._records)
+        return self._records + _materialize(self._sink, self._start, self._thread)
 
     def __enter__(self):
         if self._stack is not None:
@@ -452,17 +528,33 @@ class Profile:
         if stack is None:
             stack = _local.stack = []
         _activate()
+        if not stack:
+            _local.sink = []
+        self._sink = _local.sink
+        self._start, self._thread = len(self._sink), threading.get_ident()
         stack.append(self)
         self._stack = stack
+        try:
+            _sync_thread(stack)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
         return self
 
     def __exit__(self, et, exc, tb):
         stack, self._stack = self._stack, None
         if stack is None:
             raise RuntimeError("profile: exit of a profile that is not active")
+        sink, self._sink = self._sink, None
         if self in stack:
             stack.remove(self)
-        _deactivate()
+        self._records += _materialize(sink, self._start, self._thread)
+        if not stack:
+            _local.sink = None
+        try:
+            _sync_thread(stack)
+        finally:
+            _deactivate()
         try:
             _resolve(self._records)
         except Exception:
@@ -473,15 +565,16 @@ class Profile:
     def table(self, sort: str = "total") -> str:
         """The summary as a string: per function and per kernel, calls, total and mean GPU
         time (ms) and GB/s; ``sort``: "total" (default), "calls" or "name"."""
-        return _table(self._records, sort)
+        return _table(self.records, sort)
 
     def to_json(self, path) -> None:
         """Write the records to ``path`` as JSON (see ``ProfileRecord.as_dict``)."""
-        _to_json(self._records, path)
+        _to_json(self.records, path)
 
     def __repr__(self):
         state = "active" if self.active else "inactive"
-        return f"<gparray.cuda.Profile {state}, {len(self._records)} records>"
+        n = len(self._records) + (0 if self._sink is None else len(self._sink) - self._start)
+        return f"<gparray.cuda.Profile {state}, {n} records>"
 
 
 def profile(*, nvtx: bool = False) -> Profile:

@@ -23,9 +23,10 @@ import numpy as np
 
 from .. import _backend
 from .._array import Array
+from .._engine import _launch
 from .._kernels import _compile, _registry
 from .._kernels._compile import KernelCompileError
-from .._kernels._launcher import _CODES, Kernel
+from .._kernels._launcher import _CODES, Kernel, _claunch
 from .._streams import Stream
 
 _INT64 = (-(2**63), 2**63 - 1)
@@ -36,6 +37,7 @@ _SCALAR_DTYPES = frozenset(_CODES) | {np.dtype(np.complex64), np.dtype(np.comple
 _ARCH_OPTIONS = ("-arch", "--gpu-architecture", "-gpu-architecture")
 _GRID_MAX = (2**31 - 1, 65535, 65535)
 _BLOCK_MAX = (1024, 1024, 64)
+_PLANS_MAX = 64   # argument class combinations remembered per kernel for the fast path
 
 _loaded: dict = {}  # (module key, device id) -> {name expression: CuPy Function} (the in-memory cache)
 # Set by gparray.cuda.profile while a profile is active, else None:
@@ -210,6 +212,35 @@ def _stream_of(stream, where: str):
     return ptr, (dev if isinstance(dev, int) and dev >= 0 else None)
 
 
+def _fast_values(plan, args):
+    """(launch values, device id) of ``args`` for the fast path of ``UserKernel.__call__``,
+    given their plan (positions of the arrays, positions of the Python ints, {device id:
+    launcher}); None when the checked path must take them (arrays on two devices, an int
+    beyond long long, arrays on a device other than the current one)."""
+    vals = list(args)
+    dev = None
+    for i in plan[0]:
+        a = args[i]
+        d = a._device._id
+        if dev is None:
+            dev = d
+        elif d != dev:
+            return None
+        vals[i] = a._buf.ptr + a._offset
+    for i in plan[1]:
+        if not _INT64[0] <= args[i] <= _INT64[1]:
+            return None
+    if _launch._multi:
+        cur = _launch._get_device()
+        if dev is None:
+            dev = cur
+        elif cur != dev:
+            return None
+    elif dev is None:
+        dev = 0   # the one visible device
+    return vals, dev
+
+
 class UserKernel:
     """One compiled user kernel: ``k(grid, block, args, shared_mem=0, stream=None)``."""
 
@@ -217,6 +248,7 @@ class UserKernel:
         self.module, self.name = module, expr
         self._where = f"UserKernel.__call__ ({expr})"   # error messages start with it
         self._launchers: dict = {}  # (device, parameter types) -> _launcher.Kernel
+        self._plans: dict = {}      # argument classes -> the fast path's plan (see _fast_values)
 
     def __repr__(self):
         return f"<gparray UserKernel {self.name!r}>"
@@ -224,6 +256,36 @@ class UserKernel:
     def __call__(self, grid, block, args, shared_mem: int = 0, stream=None):
         """Launch on the arrays' device (the current one when no array is passed), on
         ``stream`` (default: that device's current stream)."""
+        # the fast path: int grid and block in range (_GRID_MAX[0], _BLOCK_MAX[0]), the current
+        # stream, arguments of classes seen before (their plan), a launcher built for them, the
+        # arrays on the current device; anything else (and every error) takes the checked path
+        if type(grid) is int and type(block) is int and stream is None and type(shared_mem) is int and \
+                0 < grid <= 2147483647 and 0 < block <= 1024 and 0 <= shared_mem < 4294967296 and \
+                (type(args) is tuple or type(args) is list):
+            plan = self._plans.get(tuple(map(type, args)))
+            if plan is not None:
+                arrays, ints, kernels = plan
+                k = None
+                if not ints and not _launch._multi:   # one visible device, device 0
+                    vals = list(args)
+                    for i in arrays:
+                        a = args[i]
+                        if a._device._id:
+                            break
+                        vals[i] = a._buf.ptr + a._offset
+                    else:
+                        k = kernels.get(0)
+                else:
+                    vd = _fast_values(plan, args)
+                    if vd is not None:
+                        vals, k = vd[0], kernels.get(vd[1])
+                if k is not None:
+                    sptr = _launch._stream().ptr
+                    if _hook is not None:
+                        _hook(k, (grid, 1, 1), (block, 1, 1), vals, shared_mem, sptr)
+                    else:
+                        k.launch(grid, block, vals, shared_mem, sptr)
+                    return
         where = self._where
         g = _dims(grid, "grid", where, _GRID_MAX)
         b = _dims(block, "block", where, _BLOCK_MAX)
@@ -235,6 +297,10 @@ class UserKernel:
         vals, types, dev = convert_args(args, where)
         sptr, sdev = (None, None) if stream is None else _stream_of(stream, where)
         cp = _backend.require_device(where)
+        if _launch._cp is None:
+            _launch._init()   # the fast paths read its device count and current stream
+        if _claunch is not None and not _launch._multi:
+            _claunch.user_configure(Array, _launch._stream, globals())   # the compiled fast path
         cur = cp.cuda.runtime.getDevice()
         if dev is None:
             dev = cur if sdev is None else sdev
@@ -245,6 +311,13 @@ class UserKernel:
             fn = self.module._functions(dev)[self.name]
             protos = tuple(np.zeros((), t)[()] for t in types)
             k = self._launchers[(dev, types)] = Kernel(fn, protos, f"{self.module._family}: {self.name}")
+        classes = tuple(map(type, args))
+        plan = self._plans.get(classes)
+        if plan is None and len(self._plans) < _PLANS_MAX:
+            plan = self._plans[classes] = (tuple(i for i, a in enumerate(args) if isinstance(a, Array)),
+                                           tuple(i for i, a in enumerate(args) if type(a) is int), {})
+        if plan is not None:
+            plan[2][dev] = k
         if cur != dev:
             with cp.cuda.Device(dev):
                 self._launch(k, g, b, vals, int(shared_mem), sptr, cp)
@@ -261,3 +334,10 @@ class UserKernel:
             k.launch(g[0], b[0], vals, smem, sptr)
         else:
             k.launch3(g, b, vals, smem, sptr)
+
+
+if _claunch is not None:
+    # the compiled fast path (gparray/_kernels/_claunch_user.c): the same fast path as the
+    # Python one in __call__, in C; anything it does not serve calls the Python __call__
+    UserKernel.__call__ = _claunch.UserCall(UserKernel.__call__)
+
