@@ -442,8 +442,7 @@ class CachingPool:
             seg.dirty = True
             ar.dirty.append(seg)
         if ar.retired is not None:      # the last free of a retired segment makes it pending
-            from ._retire import settle
-            settle(self, ar, seg)
+            _retire.settle(self, ar, seg)
 
     def _drain_deferred(self):
         d = self._deferred
@@ -453,8 +452,7 @@ class CachingPool:
             except IndexError:  # the compiled fast path took the last one meanwhile
                 break
             if item.__class__ is _Retirement:
-                from ._retire import retire_locked
-                retire_locked(self, item.stream, item.event)
+                _retire.retire_locked(self, item.stream, item.event)
                 continue
             c, nbytes = item
             self._free_locked(c, nbytes)
@@ -518,8 +516,7 @@ class CachingPool:
         self._reserved -= seg.size
         self._n_free += 1
         if seg.arena.retired is not None:
-            from ._retire import segment_left
-            segment_left(self, seg.arena)
+            _retire.segment_left(self, seg.arena)
         seg.arena = None
         if self._synchronize is not None:
             self._synchronize()
@@ -740,8 +737,7 @@ class CachingPool:
         try:
             if self._deferred:
                 self._drain_deferred()
-            from ._retire import retire_locked
-            retire_locked(self, stream, event)
+            _retire.retire_locked(self, stream, event)
             if self._deferred:
                 self._drain_deferred()
         finally:
@@ -1043,3 +1039,7 @@ def _no_event(stream):
 
 def _always_done(event):
     return True
+
+
+# last: _retire imports this module's names (and frees at interpreter exit must not import)
+from . import _retire  # noqa: E402
