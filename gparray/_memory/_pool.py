@@ -51,6 +51,7 @@ import bisect
 import gc
 import os
 import re
+import sys
 import threading
 
 __all__ = [
@@ -518,6 +519,8 @@ class CachingPool:
         if seg.arena.retired is not None:
             _retire.segment_left(self, seg.arena)
         seg.arena = None
+        if sys.is_finalizing():   # interpreter exit: CuPy is being torn down; the process's
+            return                # end returns the memory
         if self._synchronize is not None:
             self._synchronize()
         self._raw_free(seg.ptr)
