@@ -1079,20 +1079,9 @@ def host_small_add(libs, quick, log):
         try:
             a = convert(lib, base.copy())
             b = convert(lib, base.copy())
-            per = []
             with native_allocator(lib):
-                for _ in range(200):
-                    c = a + b
-                sync()
-                for _ in range(rounds):
-                    t0 = time.perf_counter()
-                    for _ in range(n_ops):
-                        c = a + b
-                    t1 = time.perf_counter()
-                    sync()
-                    per.append((t1 - t0) / n_ops * 1e6)
-            del c
-            row["times"][lib] = statistics.median(per)
+                runtime_rows._add_loop(a, b, 200, 1, sync)      # warm-up
+                row["times"][lib] = runtime_rows._add_loop(a, b, n_ops, rounds, sync)
             row["status"][lib] = "ok"
         except Exception as exc:
             row["status"][lib] = (f"n/a ({_short(exc)})" if lib == "gparray" and _is_missing(exc)
