@@ -1,5 +1,6 @@
-"""Staged host transfers: pageable host memory moved through a few pinned buffers, the CPU
-copy into (or out of) one buffer overlapping the DMA of another.
+"""Staged transfers: pageable host memory moved through a few pinned buffers, the CPU copy
+into (or out of) one buffer overlapping the DMA of another; and copies between two GPUs that
+cannot reach each other's memory, relayed through the same buffers (``relay``).
 
 This module is the plan and the loops only, written against a *copier* (``_transfer.py``
 passes the CUDA one; the CPU tier a fake that models an asynchronous stream), so the order
@@ -130,3 +131,29 @@ def download(copier, dst: int, src: int, nbytes: int, buffers, start: int = 0, *
         if i + k < len(chunks):
             issue(chunks[i + k])
     return (start + len(chunks)) % k
+
+
+def relay(copier, dst: int, src: int, nbytes: int, buffers, start: int = 0, **sizes) -> int:
+    """Device-to-device through the pinned buffers, for two GPUs that cannot reach each
+    other's memory: ``nbytes`` from device address ``src`` (the source device) to ``dst``
+    (the destination device), queued on a stream of each device, with no host wait.
+
+    The copier here has two streams (S on the source device, D on the destination one):
+
+    * ``copier.claim(b)``: S waits until buffer ``b``'s last marked use has finished
+      (a stream wait on its event, not a host wait);
+    * ``copier.down(buf, src, n)``: a device-to-host DMA queued on S;
+    * ``copier.handoff(b)``: D waits for the work queued so far on S;
+    * ``copier.up(dst, buf, n)``: a host-to-device DMA queued on D;
+    * ``copier.record(b)``: mark the work queued so far on D as buffer ``b``'s last use.
+
+    Chunk by chunk, so the download of one chunk overlaps the upload of the one before.
+    Returns the buffer the next transfer should start with."""
+    chunks = plan(nbytes, len(buffers), start, **sizes)
+    for c in chunks:
+        copier.claim(c.buf)
+        copier.down(buffers[c.buf], src + c.offset, c.size)
+        copier.handoff(c.buf)
+        copier.up(dst + c.offset, buffers[c.buf], c.size)
+        copier.record(c.buf)
+    return (start + len(chunks)) % len(buffers)

@@ -249,16 +249,152 @@ def _staged(kind: int, dst: int, src: int, n: int, dev_id: int, s: int) -> bool:
         pool.lock.release()
 
 
+# How a copy between two devices goes: "auto" (the default) is a peer copy where the two
+# GPUs can reach each other's memory (peer access enabled once per pair), else a relay through
+# the pinned staging buffers; "peer" is always cudaMemcpyPeerAsync (the driver stages it
+# itself when the GPUs are not peers); "staged" always relays (falling back to the peer copy
+# while another thread holds the buffers). Private: the GPU tier and the benchmarks set it
+# to run the relay on machines whose GPUs are peers.
+_peer_mode = "auto"
+
+_peers: dict = {}              # (low, high) device ordinals -> peer access enabled both ways
+_peers_lock = threading.Lock()
+
+# cudaDeviceEnablePeerAccess's "already enabled" (CuPy or PyTorch did it): access is on
+_PEER_ALREADY_ENABLED = 704
+
+
+def peer_access(a: int, b: int) -> bool:
+    """Whether GPUs ``a`` and ``b`` can access each other's memory. The first call for a pair
+    enables peer access in both directions (``cudaDeviceEnablePeerAccess``: kernels and copy
+    engines of either device then reach the other's memory directly, over NVLink or PCIe);
+    a pair that cannot, or whose enabling fails, answers False from then on."""
+    key = (a, b) if a <= b else (b, a)
+    ok = _peers.get(key)
+    if ok is None:
+        with _peers_lock:
+            ok = _peers.get(key)
+            if ok is None:
+                ok = _peers[key] = _enable_peers(*key)
+    return ok
+
+
+def _enable_peers(a: int, b: int) -> bool:
+    if a == b:
+        return True
+    rt = _backend.cupy().cuda.runtime
+    if not (rt.deviceCanAccessPeer(a, b) and rt.deviceCanAccessPeer(b, a)):
+        return False
+    for dev, peer in ((a, b), (b, a)):
+        with _backend.on_device(dev):
+            try:
+                rt.deviceEnablePeerAccess(peer)
+            except rt.CUDARuntimeError as exc:   # CuPy has cleared the runtime's last error
+                if exc.status != _PEER_ALREADY_ENABLED:
+                    return False   # e.g. too many peers: the relay still works
+    return True
+
+
+def _peer_path(src_dev: int, dst_dev: int) -> bool:
+    """Whether a copy from ``src_dev`` to ``dst_dev`` is one cudaMemcpyPeerAsync (else the
+    relay through the pinned buffers), by ``_peer_mode``."""
+    mode = _peer_mode
+    if mode == "peer":
+        return True
+    if mode == "staged":
+        return False
+    return peer_access(src_dev, dst_dev)
+
+
+class _Relay:
+    """The CUDA side of ``_staging.relay``: stream ``s`` of device ``s_dev`` downloads into
+    the pinned buffers, stream ``d`` of device ``d_dev`` uploads out of them; one reusable
+    event per (device, buffer) on each side (the destination's is the staging pool's own,
+    so a later host transfer waits for the upload that last read the buffer)."""
+
+    __slots__ = ("pool", "rt", "event_cls", "s", "s_dev", "d", "d_dev")
+
+    def __init__(self, pool, s: int, s_dev: int, d: int, d_dev: int):
+        cp = _backend.cupy()
+        self.pool, self.rt, self.event_cls = pool, cp.cuda.runtime, cp.cuda.Event
+        self.s, self.s_dev, self.d, self.d_dev = s, s_dev, d, d_dev
+
+    def _event(self, key):
+        ev = self.pool.events.get(key)
+        if ev is None:   # created on the current device, the one of the stream it is recorded on
+            ev = self.pool.events[key] = self.event_cls(block=False, disable_timing=True)
+        return ev
+
+    def claim(self, b: int) -> None:
+        ev = self.pool.pending[b]
+        if ev is not None:
+            with _backend.on_device(self.s_dev):
+                self.rt.streamWaitEvent(self.s, ev.ptr)
+
+    def down(self, buf: int, src: int, n: int) -> None:
+        with _backend.on_device(self.s_dev):
+            self.rt.memcpyAsync(buf, src, n, _D2H, self.s)
+
+    def handoff(self, b: int) -> None:
+        with _backend.on_device(self.s_dev):
+            ev = self._event(("relay", self.s_dev, b))
+            self.rt.eventRecord(ev.ptr, self.s)
+        with _backend.on_device(self.d_dev):
+            self.rt.streamWaitEvent(self.d, ev.ptr)
+
+    def up(self, dst: int, buf: int, n: int) -> None:
+        with _backend.on_device(self.d_dev):
+            self.rt.memcpyAsync(dst, buf, n, _H2D, self.d)
+
+    def record(self, b: int) -> None:
+        with _backend.on_device(self.d_dev):
+            ev = self._event((self.d_dev, b))
+            self.rt.eventRecord(ev.ptr, self.d)
+        self.pool.pending[b] = ev
+
+
+def _relayed(dst: int, src: int, n: int, s: int, s_dev: int, d: int, d_dev: int) -> bool:
+    """Copy ``n`` bytes from device ``s_dev`` to ``d_dev`` through the staging buffers, on
+    stream ``s`` of the source and ``d`` of the destination (``d`` waits for ``s`` chunk by
+    chunk); False, with nothing done, when another thread is using the buffers or pinned
+    memory cannot be had."""
+    pool = _host.staging(_staging.NBUF, _staging.BUFFER_BYTES)
+    if not pool.try_acquire():
+        return False
+    try:
+        bufs = pool.ptrs()
+        if bufs is None:
+            return False
+        try:
+            pool.next = _staging.relay(_Relay(pool, s, s_dev, d, d_dev), dst, src, n, bufs, pool.next,
+                                       buffer_bytes=pool.buffer_bytes)
+        except BaseException:
+            # a DMA queued but not yet marked must not meet the next use of its buffer
+            for dev_id, h in ((s_dev, s), (d_dev, d)):
+                try:
+                    with _backend.on_device(dev_id):
+                        _backend.cupy().cuda.runtime.streamSynchronize(h)
+                except Exception:
+                    pass
+            raise
+        return True
+    finally:
+        pool.lock.release()
+
+
 def to_device(x, dev, stream=None):
     """A new pool Block on device ``dev`` (not x's) holding the values of layout ``x`` in C
-    order: a peer copy, queued without a host wait.
+    order, queued without a host wait: one cudaMemcpyPeerAsync where the two GPUs can reach
+    each other's memory (``peer_access``), else relayed through the pinned staging buffers.
 
     ``stream``: (handle, device ordinal) of the stream the copy is queued on, a stream of
     x's device or of ``dev``; None: the current stream of x's device. The copy waits for
     the work queued so far on the current stream of x's device (which made x) and on the
     stream that owns the new block (its earlier users); afterwards the current streams of
     both devices and the block's stream wait for the copy, so the result may be used, and
-    x freed, on them at once."""
+    x freed, on them at once. A relay needs a stream on each device: its downloads run on
+    ``stream`` when that is x's device's (else on x's device's current stream), its uploads
+    on the block's stream."""
     keep = None  # the contiguous copy, alive until the copy is queued (freed stream-ordered)
     if x._is_c_contig():
         src = x._ptr
@@ -278,8 +414,14 @@ def to_device(x, dev, stream=None):
             cs = src_cur
         _streams.order(src_cur, src_dev, (cs, cs_dev))      # x has been written
         _streams.order(buf.stream, dst_dev, (cs, cs_dev))   # the block's earlier users are done
-        with _backend.on_device(cs_dev), _faults.checked("to_device"):
-            cp.cuda.runtime.memcpyPeerAsync(buf.ptr, dst_dev, src, src_dev, nbytes, cs)
+        with _faults.checked("to_device"):
+            s = cs if cs_dev == src_dev else src_cur
+            if _peer_path(src_dev, dst_dev) or not _relayed(buf.ptr, src, nbytes, s, src_dev,
+                                                             buf.stream, dst_dev):
+                with _backend.on_device(cs_dev), copy_span("memcpy PtoP", nbytes, cs_dev, cs):
+                    cp.cuda.runtime.memcpyPeerAsync(buf.ptr, dst_dev, src, src_dev, nbytes, cs)
+            elif cs_dev == src_dev:
+                _streams.order(buf.stream, dst_dev, (cs, cs_dev))   # the relay ends on the block's stream
         _streams.order(cs, cs_dev, (src_cur, src_dev), (dst_cur, dst_dev), (buf.stream, dst_dev))
     return buf
 

@@ -142,7 +142,8 @@ def run_plain(k: Kernel, device_id: int, grid: int, args, shared_mem: int = 0, b
 
 def copy_span(what: str, nbytes: int, device_id: int, stream_ptr: int):
     """A context manager around one copy or memset of ``nbytes`` queued on ``stream_ptr`` of
-    the current device ``device_id`` (``what``: "memcpy HtoD", "memcpy DtoH", "memset"): the
+    the current device ``device_id`` (``what``: "memcpy HtoD", "memcpy DtoH", "memcpy PtoP",
+    "memset"): the
     profiler's record of it while a profile is active, else a no-op."""
     h = _copy_hook
     return _NO_SPAN if h is None else h(what, nbytes, device_id, stream_ptr)
