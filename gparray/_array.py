@@ -25,7 +25,7 @@ from . import _backend, _dlpack, _host_conversion, _streams, _transfer
 from . import _dtypes as _dt
 from ._array_methods import ArrayMethods
 from ._numpy_interop import InplaceDtypeError, NumpyInterop, host_scalar
-from ._device import Device, current_device, normalize_device
+from ._device import Device, current_device, normalize_device, same_device
 from ._engine import _elementwise as _ew_engine
 from ._engine import _shapes
 from ._memory import alloc
@@ -303,6 +303,8 @@ class Array(ArrayMethods, NumpyInterop):
         if not isinstance(other, (Array, bool, int, float, complex)):
             return NotImplemented
         if isinstance(other, Array) and other is not self:
+            if other._device is not self._device:
+                same_device(fname, self, other)     # before the overlap copy below
             from ._indexing import _overlaps
 
             if _overlaps(self, other) and (other._ptr, other._strides) != (self._ptr, self._strides):
@@ -507,6 +509,7 @@ class Array(ArrayMethods, NumpyInterop):
 
         if not isinstance(other, Array):
             return NotImplemented
+        same_device("matmul", self, other)
         shape = _la._matmul_shape(self, other)
         odt = _dt.promote_types(self._dtype, other._dtype)
         if odt != self._dtype:

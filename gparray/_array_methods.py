@@ -19,6 +19,7 @@ import operator
 import numpy as np
 
 from . import _dtypes as _dt
+from ._device import same_device
 from ._engine import _shapes
 
 
@@ -37,6 +38,15 @@ def _c_order(order, name: str) -> None:
 def _no_fields(order, name: str) -> None:
     if order is not None:
         raise ValueError(f"{name}: order= needs a structured dtype (NumPy's), got {order!r}")
+
+
+def _check_out(x, out, name: str) -> None:
+    """``out=`` (None, or a gparray Array on x's device), checked before anything runs."""
+    if out is None:
+        return
+    if not isinstance(out, ArrayMethods):
+        raise TypeError(f"{name}: out must be a gparray Array, got {type(out).__name__}")
+    same_device(name, x, out, what="x and out")
 
 
 def _into(out, result, name: str):
@@ -117,72 +127,87 @@ class ArrayMethods:
     # ------------------------------------------------------------------ reductions
     def sum(self, axis=None, dtype=None, out=None, keepdims=False):  # noqa: A003
         """``sum(x, axis=axis, dtype=dtype, keepdims=keepdims)``."""
+        _check_out(self, out, "sum")
         return _into(out, _xp().sum(self, axis=axis, dtype=dtype, keepdims=keepdims), "sum")
 
     def prod(self, axis=None, dtype=None, out=None, keepdims=False):
         """``prod(x, axis=axis, dtype=dtype, keepdims=keepdims)``."""
+        _check_out(self, out, "prod")
         return _into(out, _xp().prod(self, axis=axis, dtype=dtype, keepdims=keepdims), "prod")
 
     def mean(self, axis=None, dtype=None, out=None, keepdims=False):
         """``mean(x, axis=axis, keepdims=keepdims)``, of ``astype(x, dtype)`` when ``dtype`` is
         given (bool arrays: float64, as NumPy)."""
+        _check_out(self, out, "mean")
         return _into(out, _xp().mean(_numeric(self, dtype, "mean"), axis=axis, keepdims=keepdims), "mean")
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
         """``std(x, axis=axis, correction=ddof, keepdims=keepdims)`` (``correction`` wins if given)."""
+        _check_out(self, out, "std")
         c = ddof if correction is None else correction
         return _into(out, _xp().std(_numeric(self, dtype, "std"), axis=axis, correction=c, keepdims=keepdims),
                      "std")
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
         """``var(x, axis=axis, correction=ddof, keepdims=keepdims)`` (``correction`` wins if given)."""
+        _check_out(self, out, "var")
         c = ddof if correction is None else correction
         return _into(out, _xp().var(_numeric(self, dtype, "var"), axis=axis, correction=c, keepdims=keepdims),
                      "var")
 
     def max(self, axis=None, out=None, keepdims=False):  # noqa: A003
         """``max(x, axis=axis, keepdims=keepdims)``."""
+        _check_out(self, out, "max")
         return _into(out, _xp().max(self, axis=axis, keepdims=keepdims), "max")
 
     def min(self, axis=None, out=None, keepdims=False):  # noqa: A003
         """``min(x, axis=axis, keepdims=keepdims)``."""
+        _check_out(self, out, "min")
         return _into(out, _xp().min(self, axis=axis, keepdims=keepdims), "min")
 
     def any(self, axis=None, out=None, keepdims=False):  # noqa: A003
         """``any(x, axis=axis, keepdims=keepdims)``."""
+        _check_out(self, out, "any")
         return _into(out, _xp().any(self, axis=axis, keepdims=keepdims), "any")
 
     def all(self, axis=None, out=None, keepdims=False):  # noqa: A003
         """``all(x, axis=axis, keepdims=keepdims)``."""
+        _check_out(self, out, "all")
         return _into(out, _xp().all(self, axis=axis, keepdims=keepdims), "all")
 
     def argmax(self, axis=None, out=None, *, keepdims=False):
         """``argmax(x, axis=axis, keepdims=keepdims)`` (``axis=None``: index into the flattened array)."""
+        _check_out(self, out, "argmax")
         return _into(out, _xp().argmax(self, axis=axis, keepdims=keepdims), "argmax")
 
     def argmin(self, axis=None, out=None, *, keepdims=False):
         """``argmin(x, axis=axis, keepdims=keepdims)`` (``axis=None``: index into the flattened array)."""
+        _check_out(self, out, "argmin")
         return _into(out, _xp().argmin(self, axis=axis, keepdims=keepdims), "argmin")
 
     def cumsum(self, axis=None, dtype=None, out=None):
         """``cumulative_sum(x, axis=axis, dtype=dtype)``; ``axis=None`` flattens x first (NumPy's)."""
+        _check_out(self, out, "cumsum")
         x, axis = (_xp().reshape(self, (-1,)), 0) if axis is None else (self, axis)
         return _into(out, _xp().cumulative_sum(x, axis=axis, dtype=dtype), "cumsum")
 
     def cumprod(self, axis=None, dtype=None, out=None):
         """``cumulative_prod(x, axis=axis, dtype=dtype)``; ``axis=None`` flattens x first (NumPy's)."""
+        _check_out(self, out, "cumprod")
         x, axis = (_xp().reshape(self, (-1,)), 0) if axis is None else (self, axis)
         return _into(out, _xp().cumulative_prod(x, axis=axis, dtype=dtype), "cumprod")
 
     # ------------------------------------------------------------------ elementwise
     def clip(self, min=None, max=None, out=None):  # noqa: A002  (NumPy's names)
         """``clip(x, min, max)``."""
+        _check_out(self, out, "clip")
         return _into(out, _xp().clip(self, min, max), "clip")
 
     def round(self, decimals=0, out=None):  # noqa: A003
         """``round(x)`` to ``decimals`` digits as NumPy does: ``round(x * 10**d) / 10**d``
         (``round(x / 10**-d) * 10**-d`` for negative ``d``, cast back for integers, which
         ``d >= 0`` leaves unchanged)."""
+        _check_out(self, out, "round")
         xp, d = _xp(), operator.index(decimals)
         if d == 0 or (d > 0 and self.dtype.kind in "iu"):
             r = xp.round(self)
@@ -239,6 +264,9 @@ class ArrayMethods:
         """NumPy's ``dot``: a product with a 0-d operand, ``matmul`` when both operands have at
         most 2 dimensions or b has 1, else the sum over x's last and b's second-to-last axis
         (``tensordot``)."""
+        _check_out(self, out, "dot")
+        if isinstance(b, ArrayMethods):
+            same_device("dot", self, b)
         xp = _xp()
         if self.ndim == 0 or b.ndim == 0:
             r = xp.multiply(self, b)

@@ -17,7 +17,7 @@ from . import _dtypes as _dt
 from . import _elementwise_funcs as _ef
 from ._array import Array, _copy, _empty, _from_host, _from_layout, _to_host
 from ._array import _copy_to_device  # noqa: F401  (an alias for code that still finds it here)
-from ._device import normalize_device
+from ._device import normalize_device, same_device
 from ._engine import _elementwise as _ew
 from ._engine._launch import ctype, launch
 
@@ -282,6 +282,8 @@ def ones_like(x, /, *, dtype=None, device=None):
 def full_like(x, /, fill_value, *, dtype=None, device=None):
     """``fill_value`` with the shape (and by default dtype/device) of ``x``."""
     dtype, dev = _like(x, "full_like", dtype, device)
+    if isinstance(fill_value, Array):   # an operand, like x (``device`` places the result)
+        same_device("full_like", x, fill_value, what="x and fill_value")
     v = _fill_scalar(fill_value, dtype, "full_like")
     out = _empty(x._shape, dtype, dev)
     _ew.fill(out, v)
@@ -371,8 +373,11 @@ def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     is the first such array's). Real samples are NumPy's bit for bit: computed in float32
     when both bounds are float32 arrays or scalars (or one is and the other a Python
     number), else in float64, then cast to ``dtype``."""
+    # 0-d Array bounds on one device (before either is read); ``device`` places the result
+    bound_dev = same_device("linspace", *(v for v in (start, stop) if isinstance(v, Array)),
+                            what="start and stop")
     if device is None:
-        device = next((v._device for v in (start, stop) if isinstance(v, Array)), None)
+        device = bound_dev
     (start, t0), (stop, t1) = _linspace_bound(start), _linspace_bound(stop)
     for v in (start, stop):
         if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, complex, np.number)):
@@ -428,8 +433,10 @@ def logspace(start, stop, /, num, *, base=10.0, endpoint=True, dtype=None, devic
     dtype = _dt._normalize_dtype(dtype, "logspace")
     for what, v in (("start", start), ("stop", stop), ("base", base)):
         _logspace_arg(v, what)
+    bound_dev = same_device("logspace", *(v for v in (start, stop, base) if isinstance(v, Array)),
+                            what="start, stop and base")
     if device is None:
-        device = next((v._device for v in (start, stop, base) if isinstance(v, Array)), None)
+        device = bound_dev
     if isinstance(base, Array):
         base = _to_host(base).item()
     elif isinstance(base, np.generic):
@@ -490,10 +497,9 @@ def meshgrid(*arrays, indexing="xy"):
             raise TypeError(f"meshgrid: expected gparray Arrays, got {type(a).__name__}")
         if a.ndim != 1:
             raise ValueError(f"meshgrid: expected 1-D arrays, got {a.ndim} dimensions")
+    same_device("meshgrid", *arrays, what="arrays")
     if len({a._dtype for a in arrays}) > 1:
         raise ValueError("meshgrid: all arrays must have the same dtype")
-    if len({a._device for a in arrays}) > 1:
-        raise ValueError("meshgrid: all arrays must be on the same device")
     n = len(arrays)
     shape = [a._shape[0] for a in arrays]
     if indexing == "xy" and n >= 2:

@@ -61,6 +61,26 @@ class Device:
             after_synchronize(dev._id, None)
 
 
+def same_device(name: str, *arrays, what: str = "operands") -> Device:
+    """The device every one of ``arrays`` is on (gparray Arrays, read through ``_device``;
+    None entries, e.g. absent optional operands, are skipped); ValueError
+    ``"<name>: <what> are on different devices (cuda:0, cuda:1)"`` naming the first array's
+    device and the first that differs. The one check of mixed-device operands: it reads
+    only Python attributes (no CUDA call), so every function runs it before it allocates,
+    copies or launches anything. Arrays never move between devices implicitly: the caller
+    moves one first (``to_device``, ``asarray(x, device=...)``)."""
+    dev = None
+    for a in arrays:
+        if a is None:
+            continue
+        d = a._device
+        if dev is None:
+            dev = d
+        elif d is not dev and d != dev:
+            raise ValueError(f"{name}: {what} are on different devices ({dev}, {d})")
+    return dev
+
+
 _ctx_stack: list = []
 
 # Checks run where gparray has just synchronized with a stream, or with a whole device

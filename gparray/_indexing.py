@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _dtypes as _dt
 from ._array import Array, _copy, _empty
+from ._device import same_device
 from ._engine import _elementwise as _ew
 from ._engine import _index as _ix
 from ._engine import _shapes
@@ -36,8 +37,8 @@ def _prepare_entry(k, x, name):
     each), lists and NumPy arrays of integers or booleans become Arrays on x's device, Arrays
     on another device raise ValueError."""
     if isinstance(k, Array):
-        if k._device != x._device:
-            raise ValueError(f"{name}: the index array is on {k._device}, the indexed array on {x._device}")
+        if k._device is not x._device:
+            same_device(name, x, k, what="x and the index array")
         if k.ndim == 0 and k._dtype.kind in "iu":
             return int(k)
         return k
@@ -216,8 +217,8 @@ def _check_scalar_for(x, value):
 
 
 def _check_array_value(x, value):
-    if value._device != x._device:
-        raise ValueError(f"__setitem__: value is on {value._device}, the array on {x._device}")
+    if value._device is not x._device:
+        same_device("__setitem__", x, value, what="x and value")
     if value._dtype.kind == "c" and x._dtype.kind != "c":
         raise TypeError(f"__setitem__: cannot assign a {value._dtype} array into a {x._dtype} array")
 

@@ -4,6 +4,7 @@ gather launch each (gparray/_engine/_index.py), with the same device-side bounds
 from __future__ import annotations
 
 from ._array import Array, _copy, _empty
+from ._device import same_device
 from ._engine import _index as _ix
 from ._engine import _shapes
 
@@ -15,8 +16,7 @@ def _check_indices(x, indices, name):
         raise TypeError(f"{name}: indices must be a gparray Array, got {type(indices).__name__}")
     if indices._dtype.kind not in "iu":
         raise TypeError(f"{name}: indices must have an integer data type, got {indices._dtype}")
-    if indices._device != x._device:
-        raise ValueError(f"{name}: indices are on {indices._device}, x on {x._device}")
+    same_device(name, x, indices, what="x and indices")
     conv = _ix.index_conversion(indices._dtype)
     return indices if conv is None else _copy(indices, conv)
 

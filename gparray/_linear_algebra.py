@@ -10,6 +10,7 @@ import sys
 from . import _dtypes as _dt
 from . import _transfer
 from ._array import Array, _copy, _empty
+from ._device import same_device
 from ._engine import _blas
 from ._engine import _matmul_int
 from ._engine import _matmul_plan as _mp
@@ -139,8 +140,7 @@ def _operands(x1, x2, name):
     if not isinstance(x1, Array) or not isinstance(x2, Array):
         raise TypeError(f"{name}: both operands must be gparray Arrays, got {type(x1).__name__} and "
                         f"{type(x2).__name__}")
-    if x1._device != x2._device:
-        raise ValueError(f"{name}: operands are on different devices ({x1._device}, {x2._device})")
+    same_device(name, x1, x2)
 
 
 __all__ = ["matmul", "tensordot", "vecdot"]

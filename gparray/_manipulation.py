@@ -16,6 +16,7 @@ import numpy as _np
 
 from . import _dtypes as _dt
 from ._array import Array
+from ._device import same_device
 from ._engine import _elementwise as _ew
 from ._engine import _join
 from ._engine import _shapes
@@ -113,9 +114,15 @@ def broadcast_to(x, /, shape):
 
 
 def broadcast_arrays(*arrays):
-    """Views of ``arrays`` broadcast against each other."""
+    """Views of ``arrays`` broadcast against each other, which must be on one device.
+
+    The views copy nothing, so nothing would fail if the arrays were on different devices;
+    they are refused all the same (ValueError), as every other function of several arrays
+    refuses them: the views exist to be combined in one operation, which would refuse them
+    later, far from the call that mixed them."""
     for a in arrays:
         _check(a, "broadcast_arrays")
+    same_device("broadcast_arrays", *arrays, what="arrays")
     shape = _shapes.broadcast_shapes(*(a._shape for a in arrays), name="broadcast_arrays")
     return tuple(broadcast_to(a, shape) for a in arrays)
 
@@ -212,7 +219,7 @@ def _join_checks(arrays, name):
             _check(a, name)
     devices = [a._device for a in arrays]
     if devices.count(devices[0]) != len(devices):   # identity first, then Device ==
-        raise ValueError(f"{name}: arrays are on different devices")
+        same_device(name, *arrays, what="arrays")
     dtypes = [a._dtype for a in arrays]
     if dtypes.count(dtypes[0]) == len(dtypes):
         return arrays, dtypes[0]
@@ -452,9 +459,7 @@ def repeat(x, repeats, /, *, axis=None):
     if isinstance(repeats, Array):
         if repeats._dtype.kind not in "iu":
             raise TypeError(f"repeat: repeats must have an integer dtype, got {repeats._dtype}")
-        if repeats._device != x._device:
-            raise ValueError(f"repeat: x and repeats are on different devices "
-                             f"({x._device}, {repeats._device})")
+        same_device("repeat", x, repeats, what="x and repeats")
         if repeats.ndim > 1 or (repeats.ndim == 1 and repeats._shape[0] not in (1, n)):
             raise ValueError(f"repeat: repeats of shape {repeats._shape} do not broadcast to "
                              f"({n},) along axis {axis}")

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._device import same_device
+
 # NumPy ufunc name (``ufunc.__name__``) -> gparray function, where the two differ; every
 # other ufunc whose name gparray also has maps to itself.
 _RENAMED = {
@@ -67,13 +69,14 @@ class NumpyInterop:
         args = [host_scalar(v) for v in inputs]
         if any(isinstance(v, (np.ndarray, np.generic)) for v in args):
             return NotImplemented
-        res = f(*args)
         if out is None or all(o is None for o in out):
-            return res
+            return f(*args)
         (o,) = out
         if not isinstance(o, NumpyInterop):
             return NotImplemented
-        o[...] = res
+        # out= on the inputs' device, checked before the function runs
+        same_device(f.__name__, *(v for v in args if isinstance(v, NumpyInterop)), o)
+        o[...] = f(*args)
         return o
 
     def __format__(self, spec):

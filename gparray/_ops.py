@@ -17,6 +17,7 @@ import warnings
 from . import _backend
 from . import _dtypes as _dt
 from ._array import Array, _copy, _empty
+from ._device import same_device
 from ._engine import _elementwise as _ew
 from ._engine._shapes import broadcast_shapes
 from ._numpy_interop import InplaceDtypeError
@@ -295,6 +296,10 @@ class BinaryOp(_TableOp):
 
     def _apply(self, x1, x2, out):
         name = self.__name__
+        if isinstance(x1, Array) and isinstance(x2, Array) and x1._device is not x2._device:
+            # first: before the boolean operand cast below copies an operand, and before
+            # on_bools hands the call to an op of another name
+            same_device(name, x1, x2)
         if self._bool_op is not None and _both_bool(x1, x2):
             return self._bool_op._apply(x1, x2, out)
         mixed = _bool_operand_cast(self.category, x1, x2)
@@ -302,8 +307,6 @@ class BinaryOp(_TableOp):
             x1, x2 = mixed
         a1, a2 = isinstance(x1, Array), isinstance(x2, Array)
         if a1 and a2:
-            if x1._device != x2._device:
-                raise ValueError(f"{name}: operands are on different devices ({x1._device}, {x2._device})")
             _check_category(name, self.category, x1._dtype)
             _check_category(name, self.category, x2._dtype)
             dt = _dt.promote_types(x1._dtype, x2._dtype)
@@ -410,8 +413,7 @@ class ClipOp:
         if b is None:
             return None, None, None
         if isinstance(b, Array):
-            if b._device != x._device:
-                raise ValueError(f"{name}: {argname} is on device {b._device}, x on {x._device}")
+            same_device(name, x, b, what=f"x and {argname}")
             _check_category(name, self.category, b._dtype)
             if dt.kind in "iu" and b._dtype.kind == "f":
                 raise TypeError(f"{name}: {argname} must have an integer dtype when x has one "

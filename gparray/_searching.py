@@ -11,6 +11,7 @@ from __future__ import annotations
 from . import _dtypes as _dt
 from ._array import Array, _copy, _empty, _to_host
 from ._creation import full
+from ._device import same_device
 from ._engine import _elementwise as _ew
 from ._engine import _search, _shapes
 from ._engine._shapes import broadcast_shapes
@@ -47,6 +48,7 @@ def where(condition, x1, x2, /):
     for v in (x1, x2):
         if not isinstance(v, (Array,) + _PY):
             raise TypeError(f"where: x1 and x2 must be Arrays or Python scalars, got {type(v).__name__}")
+    dev = same_device("where", condition, x1 if a1 else None, x2 if a2 else None)
     if a1 and a2:
         dtype = _where_dtypes[(x1._dtype, x2._dtype)] = _dt.promote_types(x1._dtype, x2._dtype)
     elif a1:
@@ -62,10 +64,6 @@ def where(condition, x1, x2, /):
         dtype = _dt._as_dtype(wider)
         _dt._check_scalar_fits(dtype, x1, "where")
         _dt._check_scalar_fits(dtype, x2, "where")
-    dev = condition._device
-    for v in (x1, x2):
-        if isinstance(v, Array) and v._device != dev:
-            raise ValueError(f"where: operands are on different devices ({v._device}, {dev})")
     x1 = x1 if a1 else full((), x1, dtype=dtype, device=dev)
     x2 = x2 if a2 else full((), x2, dtype=dtype, device=dev)
     shape = broadcast_shapes(condition._shape, x1._shape, x2._shape, name="where")
@@ -135,10 +133,11 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
         raise ValueError(f"{name}: x1 must be one-dimensional, got {x1.ndim} dimensions")
     if side not in ("left", "right"):
         raise ValueError(f"{name}: side must be 'left' or 'right', got {side!r}")
+    # x1, x2 and sorter on one device, before x2 (a scalar) or sorter is copied
+    same_device(name, x1, x2 if isinstance(x2, Array) else None,
+                sorter if isinstance(sorter, Array) else None)
     if isinstance(x2, Array):
         _check(x2, name, "biuf", "a real")
-        if x2._device != x1._device:
-            raise ValueError(f"{name}: x1 and x2 are on different devices ({x1._device}, {x2._device})")
         ct = _dt.promote_types(x1._dtype, x2._dtype)
     elif isinstance(x2, _PY):
         ct = _dt._scalar_result_type(x1._dtype, x2, name)
@@ -154,8 +153,6 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
             raise TypeError(f"{name}: sorter must be an integer Array")
         if sorter._shape != x1._shape:
             raise ValueError(f"{name}: sorter must have x1's shape {x1._shape}, got {sorter._shape}")
-        if sorter._device != x1._device:
-            raise ValueError(f"{name}: sorter is on another device ({sorter._device}, {x1._device})")
         srt = sorter if sorter._dtype == _dt.int64 else _copy(sorter, _dt.int64)
     needles = x2 if x2._is_c_contig() else _copy(x2)
     out = _empty(x2._shape, _dt.int64, x1._device)

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import _dtypes as _dt
 from ._array import Array, _copy, _empty
+from ._device import same_device
 from ._engine import _sets
 
 _I64 = _dt.int64
@@ -196,8 +197,7 @@ def isin(x1, x2, /, *, invert=False):
     if not isinstance(invert, (bool, np.bool_)):
         raise TypeError(f"{name}: invert must be a bool, got {type(invert).__name__}")
     if a1 and a2:
-        if x1._device != x2._device:
-            raise ValueError(f"{name}: x1 and x2 are on different devices ({x1._device}, {x2._device})")
+        same_device(name, x1, x2, what="x1 and x2")
         try:
             dt = _dt.promote_types(x1._dtype, x2._dtype)
         except (KeyError, TypeError):

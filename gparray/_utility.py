@@ -6,6 +6,7 @@ import operator
 
 from . import _dtypes as _dt
 from ._array import Array
+from ._device import same_device
 from ._engine import _shapes
 from ._statistical import _check, _reduce_into
 
@@ -48,7 +49,7 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
         raise ValueError(f"diff: n must be non-negative, got {n}")
     if n == 0:  # NumPy: x itself, prepend/append ignored
         return x
-    parts = []
+    parts, names = [], []
     for name, p in (("prepend", prepend), ("x", x), ("append", append)):
         if p is None:
             continue
@@ -57,6 +58,9 @@ def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
         if p.ndim != x.ndim or builtins.any(p._shape[i] != x._shape[i] for i in range(x.ndim) if i != axis):
             raise ValueError(f"diff: {name} must have shape {x._shape} off axis {axis}, got {p._shape}")
         parts.append(p)
+        names.append(name)
+    # one device, before concat copies them ("prepend and x are on different devices (...)")
+    same_device("diff", *parts, what=", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "x")
     y = concat(parts, axis=axis) if len(parts) > 1 else x
     for _ in range(n):
         m = y._shape[axis]

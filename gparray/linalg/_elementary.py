@@ -12,6 +12,7 @@ import operator
 
 from .. import _dtypes as _dt
 from .._array import Array
+from .._device import same_device
 from .._engine import _linalg_plan as _lp
 from .._manipulation import matrix_transpose
 
@@ -26,8 +27,7 @@ def _check(x, name: str, kinds: str, what: str) -> None:
 def _pair(x1, x2, name: str) -> None:
     _check(x1, name, "iufc", "a numeric")
     _check(x2, name, "iufc", "a numeric")
-    if x1._device != x2._device:
-        raise ValueError(f"{name}: operands are on different devices ({x1._device}, {x2._device})")
+    same_device(name, x1, x2)
 
 
 def _int(v, name: str, what: str) -> int:

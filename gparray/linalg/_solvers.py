@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._device import same_device
 from .._engine import _linalg_plan as _lp
 from .._engine import _shapes, _solver
 from . import _xp
@@ -97,6 +98,8 @@ def solve(x1, x2, /):
     When x1 is one matrix it is factored once and every right-hand side is solved in one
     call. Raises LinAlgError ("Singular matrix", with the stack index); the status read
     synchronizes."""
+    if _xp.is_array(x1) and _xp.is_array(x2):
+        same_device("solve", x1, x2)
     return _solve(_xp, x1, x2)
 
 
@@ -199,10 +202,17 @@ def _rtol(o, rtol, m, n, rdt, smax, name):
     return smax * float(rtol)
 
 
+def _rtol_device(x, rtol, name):
+    """An Array ``rtol`` must be on x's device (checked before the SVD runs)."""
+    if _xp.is_array(x) and _xp.is_array(rtol):
+        same_device(name, x, rtol, what="x and rtol")
+
+
 def pinv(x, /, *, rtol=None):
     """Moore-Penrose pseudo-inverse (..., N, M) of the matrices of ``x`` (..., M, N), from
     the SVD: singular values at most ``rtol`` times the largest are dropped. ``rtol``: a
     float or an Array broadcasting against the batch dimensions; default max(M, N) * eps."""
+    _rtol_device(x, rtol, "pinv")
     return _pinv(_xp, x, rtol)
 
 
@@ -226,6 +236,7 @@ def matrix_rank(x, /, *, rtol=None):
     """Number of singular values of each matrix of ``x`` (..., M, N) larger than ``rtol``
     times the largest (default rtol max(M, N) * eps; a float or an Array broadcasting
     against the batch dimensions), as int64 (...)."""
+    _rtol_device(x, rtol, "matrix_rank")
     return _matrix_rank(_xp, x, rtol)
 
 
