@@ -9,6 +9,7 @@
     python3 bench/bench.py --cases linalg --no-startup   # only the linear-algebra rows
     python3 bench/bench.py --cases fft           # only the fft rows (cuFFT through each library)
     python3 bench/bench.py --cases runtime --no-startup   # profiling and user-kernel host costs
+    python3 bench/bench.py --cases multigpu --no-startup  # two GPUs: to_device, a + b on each
 
 Each case builds its inputs once with CuPy (the same data for every library: PyTorch gets them
 through DLPack, gparray through ``xp.asarray``/``xp.from_dlpack``), warms up, then times every
@@ -40,6 +41,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if os.path.join(REPO_ROOT, "bench") not in sys.path:
     sys.path.insert(0, os.path.join(REPO_ROOT, "bench"))
 import runtime_rows  # noqa: E402  (bench/runtime_rows.py: the "runtime" group)
+import multigpu_rows  # noqa: E402  (bench/multigpu_rows.py: the "multigpu" group, two GPUs)
 LIBS = ("gparray", "cupy", "torch")
 
 N28 = 1 << 28
@@ -1475,7 +1477,7 @@ def main(argv=None):
                     "name or key contains one (case-insensitive), or a group name: 'indexing' "
                     "runs the advanced-indexing rows, 'sorting' the sort rows, 'sets' the set functions, "
                     "'linalg' the linear algebra, 'fft' the fft rows, 'runtime' the profiling and "
-                    "user-kernel host costs (see --list)")
+                    "user-kernel host costs, 'multigpu' the two-GPU rows (see --list)")
     ap.add_argument("--libs", default=",".join(LIBS), help="comma-separated subset of "
                     "gparray,cupy,torch (default: all)")
     ap.add_argument("--repeat", type=int, default=None, help="timed runs per case (default 20, 5 with --quick)")
@@ -1518,7 +1520,9 @@ def main(argv=None):
             print(f"{name:<40} key={key:<22} [{grp}]   target: <= 1.3x PyTorch")
         for (name, key, grp), target in zip(runtime_names, runtime_rows.TARGETS):
             print(f"{name:<40} key={key:<22} [{grp}]   target: {target}")
-        print("groups (--cases GROUP runs one): indexing, sorting, sets, linalg, fft, runtime")
+        for name, key, grp, target in multigpu_rows.listing():
+            print(f"{name:<40} key={key:<22} [{grp}]  target: {target}")
+        print("groups (--cases GROUP runs one): indexing, sorting, sets, linalg, fft, runtime, multigpu")
         return 0
 
     def log(msg):
@@ -1562,6 +1566,8 @@ def main(argv=None):
         log(f"[{case.name}] {cells}  ({time.perf_counter() - t0:.1f} s)")
 
     rows += transfer_rows(libs, warmup, repeat, log, wanted)   # finished rows (their own ceiling)
+    # two GPUs (finished rows; with one GPU the group says why and gives none)
+    rows += multigpu_rows.rows(sys.modules[__name__], libs, warmup, repeat, log, wanted)
 
     host_rows = []
     if wanted(*host_names[0]):
