@@ -1,7 +1,9 @@
 """CPU tier: how tools/device_check.sh ends: tools/pack_out.sh (at most 8 files come back
 from the device: the rest packed into logs.tgz) and tools/junit_failures.py (the failing
-tests' tracebacks)."""
+tests' tracebacks); the multigpu step's test selection."""
+import ast
 import pathlib
+import re
 import subprocess
 import sys
 import tarfile
@@ -64,3 +66,32 @@ def test_pack_out_leaves_few_files_alone(tmp_path):
 def test_device_check_ends_with_the_failures_and_the_packing():
     text = (ROOT / "tools" / "device_check.sh").read_text()
     assert "tools/junit_failures.py" in text and "tools/pack_out.sh" in text
+
+
+def _default(text, name):
+    """The default value of ``NAME=${NAME:-"..."}`` in tools/device_check.sh."""
+    m = re.search(rf'^{name}=\$\{{{name}:-"?([^"}}]*)"?\}}', text, re.M)
+    assert m, name
+    return m.group(1)
+
+
+def test_device_check_multigpu_step_selects_existing_two_device_tests():
+    """The multigpu step (two GPUs) is a known step, not a default one, and every term of its
+    -k expression still names a test function or module of its files (a rename would
+    silently drop the test from the two-GPU run)."""
+    text = (ROOT / "tools" / "device_check.sh").read_text()
+    assert re.search(r"^\s+multigpu\)\s+run_step multigpu ", text, re.M)
+    assert "multigpu" not in _default(text, "STEPS").split()
+    files = _default(text, "MULTIGPU_TESTS").split()
+    assert "tests/test_multi_gpu_gpu.py" in files
+    names = set()
+    for f in files:
+        path = ROOT / f
+        assert path.is_file(), f
+        names.add(path.stem)
+        names |= {n.name for n in ast.walk(ast.parse(path.read_text()))
+                  if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
+    terms = [t.strip() for t in _default(text, "MULTIGPU_K").split(" or ")]
+    assert terms and "test_multi_gpu_gpu" in terms
+    missing = [t for t in terms if not any(t in n for n in names)]
+    assert not missing, f"MULTIGPU_K terms that name no test: {missing}"

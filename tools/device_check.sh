@@ -14,6 +14,12 @@
 #                Passes only with 0 errors reported (logs: sanitize-*.log).
 #   conformance  conformance/run.sh on $CONFORMANCE_FILES (array-api-tests from .vendor)
 #   bench        python3 bench/bench.py --json $OUT/bench.json $BENCH_ARGS
+#   multigpu     (not in the default; for a machine with two GPUs) the two-device tests in one
+#                process: $MULTIGPU_TESTS -k "$MULTIGPU_K" (the whole of
+#                tests/test_multi_gpu_gpu.py and the other files' two-device tests), junit XML
+#                in $OUT/tests-multigpu.xml; then python3 bench/bench.py --cases multigpu
+#                (--json $OUT/bench-multigpu.json). With fewer than two GPUs the tests skip
+#                with the reason and the bench prints why it has no rows.
 # Each step logs to $OUT/<step>.log (plus tests.xml, conformance.json, bench.json); a failed
 # step does not stop the next one; a compact summary comes last. The failing tests'
 # tracebacks go to $OUT/tests-failures.txt (tools/junit_failures.py); when $OUT then holds
@@ -34,11 +40,13 @@
 #   SANITIZE_FILES      test files of the memcheck pass (the whole GPU tier takes > 10 min)
 #   SANITIZE_ARGS       extra pytest arguments of the memcheck pass (split on spaces: no quoting)
 #   SANITIZE_K          a -k expression the memcheck pass also requires (e.g. "not large")
-#   TESTS_ARGS / CONFORMANCE_ARGS / BENCH_ARGS    extra arguments for each step
+#   MULTIGPU_TESTS      test files of the multigpu step; MULTIGPU_K its -k expression
+#   TESTS_ARGS / CONFORMANCE_ARGS / BENCH_ARGS / MULTIGPU_TESTS_ARGS / MULTIGPU_BENCH_ARGS
+#                       extra arguments for each step
 #   BUDGET_S            wall seconds for all steps together (default 560: the device call
 #                       allows 600); each step also has its own cap:
 #   REPORT_TIMEOUT (90) TESTS_TIMEOUT (300) CONFORMANCE_TIMEOUT (300) BENCH_TIMEOUT (300)
-#   SANITIZE_TIMEOUT (420)
+#   SANITIZE_TIMEOUT (420) MULTIGPU_TIMEOUT (420)
 #   GPARRAY_PY_LAUNCH=1 skip building the C extension and launch from Python
 #   SAVE_KCACHE=1       also pack the kernel cache into $OUT/kcache.tar.gz (to carry next time)
 set -o pipefail
@@ -57,6 +65,11 @@ TESTS=${TESTS:-tests}
 # contiguous/strided/tiled/rows elementwise, copies, creation), small enough for ~5 minutes
 SANITIZE_FILES=${SANITIZE_FILES:-"tests/test_reductions_gpu.py tests/test_elementwise_variants_gpu.py tests/test_foundation_gpu.py tests/test_memory_safety_gpu.py tests/test_indexing_gpu.py tests/test_bounds_check_gpu.py tests/test_manipulation_gpu.py"}
 BUDGET_S=${BUDGET_S:-560}
+# the multigpu step: the whole two-GPU file, and the two-device tests of the other files
+# (-k matches test and module names; tests/test_device_check_tools.py checks that every
+# term still names a test)
+MULTIGPU_TESTS=${MULTIGPU_TESTS:-"tests/test_multi_gpu_gpu.py tests/test_streams_gpu.py tests/test_transfer_staging_gpu.py tests/test_user_kernels_gpu.py tests/test_readme_examples_gpu.py"}
+MULTIGPU_K=${MULTIGPU_K:-"test_multi_gpu_gpu or test_with_stream_of_another_device_switches_device or test_to_device_peer_copy_on_a_stream or test_staged_transfers_on_two_devices or test_launches_on_the_arrays_device or test_devices_example"}
 export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"
 
 if [[ -n "${GPARRAY_CACHE_DIR:-}" ]]; then
@@ -79,7 +92,7 @@ XDIST_ARGS=""
 if (( JOBS > 0 )) && python3 -c 'import xdist' 2>/dev/null; then
     XDIST_ARGS="-n $JOBS"
 fi
-export ROOT OUT XDIST_ARGS CONFORMANCE_FILES SEEDS SANITIZE_FILES TESTS
+export ROOT OUT XDIST_ARGS CONFORMANCE_FILES SEEDS SANITIZE_FILES TESTS MULTIGPU_TESTS MULTIGPU_K
 
 # pytest-randomly, pytest-timeout and the optional libraries of some GPU tests (array-api-extra,
 # cubed, dask.distributed and their dependencies): installed, or carried as wheels in .vendor/
@@ -185,9 +198,28 @@ step_bench() {
     python3 "$ROOT/bench/bench.py" --json "$OUT/bench.json" ${BENCH_ARGS:-}
 }
 
-export -f step_report step_tests step_sanitize step_conformance step_bench
+step_multigpu() {
+    local rc=0 n timeout_args=""
+    n=$(python3 -c 'from gparray import _backend; print(_backend.device_count())' 2>/dev/null || echo 0)
+    echo "--- visible CUDA devices: $n"
+    nvidia-smi topo -m 2>/dev/null | head -n 8      # how the GPUs are linked (NVLink, PCIe)
+    (( n >= 2 )) || echo "multigpu: fewer than two CUDA devices: the tests skip, the bench says why"
+    python3 -c 'import pytest_timeout' 2>/dev/null && timeout_args="--timeout 300"
+    echo "--- pytest, one process: $MULTIGPU_TESTS -k \"$MULTIGPU_K\""
+    # shellcheck disable=SC2086
+    python3 -m pytest -q -p no:xdist -p no:cacheprovider -p no:randomly $timeout_args -rfEs \
+        --junitxml="$OUT/tests-multigpu.xml" -k "$MULTIGPU_K" $MULTIGPU_TESTS ${MULTIGPU_TESTS_ARGS:-} || rc=1
+    echo "--- bench --cases multigpu"
+    # shellcheck disable=SC2086
+    python3 "$ROOT/bench/bench.py" --cases multigpu --no-startup --json "$OUT/bench-multigpu.json" \
+        ${MULTIGPU_BENCH_ARGS:-} || rc=1
+    return $rc
+}
 
-rm -f "$OUT"/{report,tests,sanitize,conformance,bench}.log "$OUT"/tests*.xml "$OUT"/conformance.json "$OUT"/bench.json
+export -f step_report step_tests step_sanitize step_conformance step_bench step_multigpu
+
+rm -f "$OUT"/{report,tests,sanitize,conformance,bench,multigpu}.log "$OUT"/tests*.xml "$OUT"/conformance.json \
+    "$OUT"/bench.json "$OUT"/bench-multigpu.json
 for step in $STEPS; do
     case $step in
         report)      run_step report "${REPORT_TIMEOUT:-90}" step_report ;;
@@ -195,7 +227,9 @@ for step in $STEPS; do
         sanitize)    run_step sanitize "${SANITIZE_TIMEOUT:-420}" step_sanitize ;;
         conformance) run_step conformance "${CONFORMANCE_TIMEOUT:-300}" step_conformance ;;
         bench)       run_step bench "${BENCH_TIMEOUT:-300}" step_bench ;;
-        *)           echo "device_check: unknown step '$step' (report tests sanitize conformance bench)"; RC[$step]=2 ;;
+        multigpu)    run_step multigpu "${MULTIGPU_TIMEOUT:-420}" step_multigpu ;;
+        *)           echo "device_check: unknown step '$step' (report tests sanitize conformance bench multigpu)"
+                     RC[$step]=2 ;;
     esac
 done
 
@@ -242,6 +276,15 @@ if [[ -f "$OUT/bench.log" ]]; then
     else
         tail -n 8 "$OUT/bench.log"
     fi
+fi
+
+if [[ -f "$OUT/multigpu.log" ]]; then
+    echo "--- multigpu"
+    grep -m1 -E '^--- visible CUDA devices' "$OUT/multigpu.log"
+    grep -E '^(FAILED|ERROR) ' "$OUT/multigpu.log" | head -n 15
+    grep -E '[0-9]+ (passed|failed|errors?|skipped)|no tests ran' "$OUT/multigpu.log"
+    grep -E '^\[multigpu\]' "$OUT/multigpu.log"
+    awk '/^bench: .*median of/ {buf=""; keep=1} keep {buf = buf $0 "\n"} END {printf "%s", buf}' "$OUT/multigpu.log"
 fi
 
 # The failing tests' tracebacks, from the junit XML of every seed (the log's -rfE lines
