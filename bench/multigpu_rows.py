@@ -234,7 +234,6 @@ def _time_lib(b, row, lib, base, ref, src, dst, warmup, repeat, log, staged=Fals
 
 
 def _add_rows(b, want, libs, warmup, repeat, log) -> list:
-    cp = b.cp
     if 4 in want or 5 in want:
         want = want | {3}                 # the device-0 time both ratios divide by
     data = {}

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import types
 
 import numpy as np
 import pytest
@@ -71,11 +72,6 @@ def spin():
     return run
 
 
-def _can_access_peer() -> bool:
-    rt = _rt()
-    return bool(rt.deviceCanAccessPeer(0, 1)) and bool(rt.deviceCanAccessPeer(1, 0))
-
-
 @pytest.fixture(params=["auto", "peer", "staged"])
 def peer_mode(request, monkeypatch):
     """The path of moves between GPUs: gparray's choice, or forced through
@@ -84,7 +80,7 @@ def peer_mode(request, monkeypatch):
     if mode != "auto":
         if not hasattr(_transfer, "_peer_mode"):
             pytest.skip("gparray._transfer has no _peer_mode (the forced peer/staged paths of issue 19)")
-        if mode == "peer" and not _can_access_peer():
+        if mode == "peer" and not (_rt().deviceCanAccessPeer(0, 1) and _rt().deviceCanAccessPeer(1, 0)):
             pytest.skip("the two GPUs cannot access each other's memory")
         monkeypatch.setattr(_transfer, "_peer_mode", mode)
     return mode
@@ -233,10 +229,6 @@ OPS = {
 }
 
 
-def _leaves(v):
-    return list(v) if isinstance(v, tuple) else [v]
-
-
 @pytest.mark.parametrize("ctx", ["current0", "inside_Device1"])
 @pytest.mark.parametrize("name", list(OPS))
 def test_op_on_device1(name, ctx):
@@ -251,7 +243,7 @@ def test_op_on_device1(name, ctx):
         got = op(xp, d1)
     assert rt.getDevice() == 0
     want = op(np, DATA)
-    for g, w in zip(_leaves(got), _leaves(want)):
+    for g, w in zip(*((list(v) if isinstance(v, tuple) else [v]) for v in (got, want))):
         assert g.device == D1, name
         if check == "exact":
             assert_same(g, w, name)
@@ -452,32 +444,28 @@ def test_dlpack_with_torch_on_device1():
 
 # ----------------------------------------------------------------------------- mixed devices
 
-def _setitem(a0, a1, m0, i0, i1):
-    a0[i0] = a1[:2]
+def _setitem(t):
+    t.a0[t.i0] = t.a1[:2]
 
 
-def _iadd(a0, a1, m0, i0, i1):
+def _iadd(t):
     b = xp.ones((4, 4), device=D0)
-    b += a1
+    b += t.a1
 
 
-MIXED = {
-    "add": lambda a0, a1, m0, i0, i1: a0 + a1, "iadd": _iadd, "matmul": lambda a0, a1, m0, i0, i1: a0 @ a1,
-    "concat": lambda a0, a1, m0, i0, i1: xp.concat([a0, a1]),
-    "stack": lambda a0, a1, m0, i0, i1: xp.stack([a0, a1]),
-    "where": lambda a0, a1, m0, i0, i1: xp.where(m0, a0, a1),
-    "getitem": lambda a0, a1, m0, i0, i1: a0[i1], "setitem": _setitem,
-    "meshgrid": lambda a0, a1, m0, i0, i1: xp.meshgrid(a0[0], a1[0]),
-}
+MIXED = {"add": lambda t: t.a0 + t.a1, "iadd": _iadd, "matmul": lambda t: t.a0 @ t.a1,
+         "concat": lambda t: xp.concat([t.a0, t.a1]), "stack": lambda t: xp.stack([t.a0, t.a1]),
+         "where": lambda t: xp.where(t.m0, t.a0, t.a1), "getitem": lambda t: t.a0[t.i1], "setitem": _setitem,
+         "meshgrid": lambda t: xp.meshgrid(t.a0[0], t.a1[0])}
 
 
 @pytest.mark.parametrize("name", list(MIXED))
 def test_mixed_device_errors_name_both_devices(name):
-    a0, a1 = xp.ones((4, 4), device=D0), xp.ones((4, 4), device=D1)
-    m0 = xp.ones((4, 4), dtype=xp.bool, device=D0)
-    i0, i1 = xp.asarray([0, 2], device=D0), xp.asarray([0, 2], device=D1)
+    t = types.SimpleNamespace(a0=xp.ones((4, 4), device=D0), a1=xp.ones((4, 4), device=D1),
+                              m0=xp.ones((4, 4), dtype=xp.bool, device=D0),
+                              i0=xp.asarray([0, 2], device=D0), i1=xp.asarray([0, 2], device=D1))
     with pytest.raises(ValueError) as info:
-        MIXED[name](a0, a1, m0, i0, i1)
+        MIXED[name](t)
     msg = str(info.value)
     assert "cuda:0" in msg and "cuda:1" in msg, msg
     assert _rt().getDevice() == 0
@@ -616,8 +604,8 @@ def test_runtime_calls_on_device1_keep_a_threads_current_device():
             out[name] = rt.getDevice()
             rt.setDevice(0)                    # each call judged on its own
         return out
-    assert _in_thread(work) == dict.fromkeys(
-        ["fft plan cache info", "fft", "matmul", "cholesky", "synchronize", "Stream", "memory_stats"], 0)
+    out = _in_thread(work)
+    assert out == dict.fromkeys(out, 0) and len(out) == 7, out
     assert rt.getDevice() == 0
 
 
