@@ -75,13 +75,12 @@ def spin():
 @pytest.fixture(params=["auto", "peer", "staged"])
 def peer_mode(request, monkeypatch):
     """The path of moves between GPUs: gparray's choice, or forced through
-    ``gparray._transfer._peer_mode`` (peer copies, or staged through pinned host memory)."""
+    ``gparray._transfer._peer_mode``: "peer" (always cudaMemcpyPeerAsync) or "staged" (the
+    relay through the pinned staging buffers, as for GPUs that are not peers)."""
     mode = request.param
     if mode != "auto":
         if not hasattr(_transfer, "_peer_mode"):
             pytest.skip("gparray._transfer has no _peer_mode (the forced peer/staged paths of issue 19)")
-        if mode == "peer" and not (_rt().deviceCanAccessPeer(0, 1) and _rt().deviceCanAccessPeer(1, 0)):
-            pytest.skip("the two GPUs cannot access each other's memory")
         monkeypatch.setattr(_transfer, "_peer_mode", mode)
     return mode
 
@@ -351,7 +350,14 @@ def test_large_moves(src, dst, peer_mode):
     """Sizes past 16 MiB (several staging chunks on the staged path), contiguous and not."""
     a = sample("float32", ((40 << 20) // 4 + 123,), seed=5)
     x = xp.asarray(a, device=src)
-    assert_same(x.to_device(dst), a)
+    with gcuda.profile() as prof:                              # which path the move took
+        z = x.to_device(dst)
+    peer = any(r.name == "memcpy PtoP" for r in prof.records)
+    if peer_mode != "auto":
+        assert peer == (peer_mode == "peer"), [r.name for r in prof.records]
+    elif hasattr(_transfer, "peer_access"):
+        assert peer == _transfer.peer_access(src, dst)
+    assert_same(z, a)
     m = sample("float64", (3072, 2048), seed=6)                # 48 MiB
     xm = xp.asarray(m, device=src)
     assert_same(xm[::-1, ::2].to_device(dst), m[::-1, ::2])    # 24 MiB, not contiguous
