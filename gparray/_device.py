@@ -1,6 +1,8 @@
 """Device objects: ``Device(0)`` prints as ``cuda:0``; ``device=`` accepts a Device or "cuda:N"."""
 from __future__ import annotations
 
+import threading
+
 from . import _backend
 
 
@@ -40,11 +42,11 @@ class Device:
         cp = _backend.cupy()
         dev = cp.cuda.Device(self._id)
         dev.__enter__()
-        _ctx_stack.append(dev)
+        _ctx_stack().append(dev)
         return self
 
     def __exit__(self, *exc):
-        dev = _ctx_stack.pop()
+        dev = _ctx_stack().pop()
         dev.__exit__(*exc)
 
     def synchronize(self) -> None:
@@ -81,7 +83,17 @@ def same_device(name: str, *arrays, what: str = "operands") -> Device:
     return dev
 
 
-_ctx_stack: list = []
+_ctx = threading.local()
+
+
+def _ctx_stack() -> list:
+    """This thread's CuPy Device objects of the ``with Device(i):`` blocks it is inside,
+    innermost last (per thread: each thread has its own current device, and a block's exit
+    must restore the device of that thread's own block)."""
+    s = getattr(_ctx, "stack", None)
+    if s is None:
+        s = _ctx.stack = []
+    return s
 
 # Checks run where gparray has just synchronized with a stream, or with a whole device
 # (stream None), on that device: ``check(device_id, stream_ptr)``. The index engine adds

@@ -372,8 +372,14 @@ def _bind_context(dev: int):
     """Make device ``dev``'s primary context current on this host thread. A new thread has
     none until some runtime call binds it, and cuFFT does not bind it itself: its plans are
     made, but every execution answers CUFFT_EXEC_FAILED (plain CuPy FFTs in a new thread
-    fail the same way)."""
-    _backend.cupy().cuda.runtime.setDevice(dev)
+    fail the same way). The thread's current device is restored (a query of the cache of
+    another device must not change it); dev's context stays initialized for the thread, and
+    its plans are made and executed with dev current (``Device(dev)`` guards)."""
+    rt = _backend.cupy().cuda.runtime
+    prev = rt.getDevice()
+    rt.setDevice(dev)
+    if prev != dev:
+        rt.setDevice(prev)
 
 
 def cache(dev: int) -> PlanCache:

@@ -111,25 +111,28 @@ def _err_word(dev: int):
     if blk is None:
         cp = _backend.cupy()
         blk = _memory.alloc(32, dev)
-        cp.cuda.runtime.memsetAsync(blk.ptr, 0, 32, cp.cuda.get_current_stream().ptr)
+        with _backend.on_device(dev):
+            cp.cuda.runtime.memsetAsync(blk.ptr, 0, 32, cp.cuda.get_current_stream().ptr)
         _err_blocks[dev] = blk
     return blk
 
 
 def _read_record(dev: int, stream_ptr: int):
     """(axis, value, size) of the recorded out-of-range index, or None; the record is reset.
-    The read is queued on ``stream_ptr`` (it waits for that stream's earlier launches)."""
+    The read is queued on ``stream_ptr``, a stream of ``dev`` (it waits for that stream's
+    earlier launches)."""
     cp = _backend.cupy()
     blk = _err_blocks.get(dev)
     if blk is None:
         return None
-    # into pageable host memory: returns once the copy (and so the launches before it) is done
-    with copy_span("memcpy DtoH", 32, dev, stream_ptr):
-        cp.cuda.runtime.memcpyAsync(_err_host.ctypes.data, blk.ptr, 32, 2, stream_ptr)
-    if not _err_host[0]:
-        return None
-    rec = tuple(int(v) for v in _err_host[1:].view(np.int64))
-    cp.cuda.runtime.memsetAsync(blk.ptr, 0, 32, stream_ptr)
+    with _backend.on_device(dev):   # (handle 0 names the current device's legacy stream)
+        # into pageable host memory: returns once the copy (and so the launches before it) is done
+        with copy_span("memcpy DtoH", 32, dev, stream_ptr):
+            cp.cuda.runtime.memcpyAsync(_err_host.ctypes.data, blk.ptr, 32, 2, stream_ptr)
+        if not _err_host[0]:
+            return None
+        rec = tuple(int(v) for v in _err_host[1:].view(np.int64))
+        cp.cuda.runtime.memsetAsync(blk.ptr, 0, 32, stream_ptr)
     _err_host[:] = 0
     return rec
 
@@ -145,10 +148,10 @@ def after_launch(dev: int, name: str) -> None:
     has a launch to check at its next synchronization."""
     if MODE == "deferred":
         cp = _backend.cupy()
-        _pending.setdefault(dev, {})[cp.cuda.get_current_stream().ptr] = True
+        _pending.setdefault(dev, {})[cp.cuda.get_current_stream(dev).ptr] = True
     elif MODE == "sync":
         cp = _backend.cupy()
-        s = cp.cuda.get_current_stream().ptr
+        s = cp.cuda.get_current_stream(dev).ptr
         p = _pending.get(dev)
         if p:
             p.pop(s, None)
@@ -167,7 +170,7 @@ def check_pending(dev: int, stream_ptr=None) -> None:
     if stream_ptr is None:
         cp = _backend.cupy()
         p.clear()
-        rec = _read_record(dev, cp.cuda.get_current_stream().ptr)
+        rec = _read_record(dev, cp.cuda.get_current_stream(dev).ptr)
     elif stream_ptr in p:
         del p[stream_ptr]
         rec = _read_record(dev, stream_ptr)
@@ -297,12 +300,13 @@ def mask_count(mask, dev: int, counts_buf, incl_buf) -> int:
     scan("sum", counts_buf, 0, incl_buf)
     cp = _backend.cupy()
     host = np.zeros(1, dtype=np.int64)
-    s = cp.cuda.get_current_stream()
-    with copy_span("memcpy DtoH", 8, dev, s.ptr):
-        cp.cuda.runtime.memcpyAsync(host.ctypes.data, incl_buf._buf.ptr + incl_buf._offset + (n_tiles - 1) * 8, 8,
-                                    2, s.ptr)
-    s.synchronize()
-    check_pending(dev, s.ptr)
+    with _backend.on_device(dev):   # the stream that ran the count and scan: dev's current one
+        s = cp.cuda.get_current_stream()
+        with copy_span("memcpy DtoH", 8, dev, s.ptr):
+            cp.cuda.runtime.memcpyAsync(host.ctypes.data, incl_buf._buf.ptr + incl_buf._offset + (n_tiles - 1) * 8,
+                                        8, 2, s.ptr)
+        s.synchronize()
+        check_pending(dev, s.ptr)
     return int(host[0])
 
 

@@ -80,11 +80,12 @@ def unique_count(src, counts, incl, perm=None, sorted_out=None) -> int:
     scan("sum", counts, 0, incl)
     cp = _backend.cupy()
     host = np.zeros(1, dtype=np.int64)
-    s = cp.cuda.get_current_stream()
-    with copy_span("memcpy DtoH", 8, dev, s.ptr):
-        cp.cuda.runtime.memcpyAsync(host.ctypes.data, _addr(incl) + (t - 1) * 8, 8, 2, s.ptr)
-    s.synchronize()
-    check_pending(dev, s.ptr)
+    with _backend.on_device(dev):   # the stream that ran the count and scan: dev's current one
+        s = cp.cuda.get_current_stream()
+        with copy_span("memcpy DtoH", 8, dev, s.ptr):
+            cp.cuda.runtime.memcpyAsync(host.ctypes.data, _addr(incl) + (t - 1) * 8, 8, 2, s.ptr)
+        s.synchronize()
+        check_pending(dev, s.ptr)
     return int(host[0])
 
 
