@@ -86,6 +86,7 @@ def env():
     _claunch.set_hooks(err, ctx)
     yield log, seen
     _current["stream"] = STREAM
+    _claunch._stub_context(None)
     _claunch._stub_driver(None)
     _claunch.set_hooks(_launcher._driver_error, _launcher._bind_context)
     if _ops._configured:
@@ -144,6 +145,29 @@ def test_output_strides_follow_the_output_itemsize(env):
         assert out._strides == np.empty(shape, bool).strides and out._dtype == b1
         assert pool.calls[-1][0] == int(np.prod(shape))
     assert len(log) == 3
+
+
+def test_an_entry_serves_only_calls_made_in_its_context(env):
+    """Several GPUs: an entry added while device 0's context was current is not used while
+    another device's context is current (that call takes the Python path, which switches
+    devices around the launch), and is used again once device 0's context is back."""
+    log, _ = env
+    _claunch._stub_context(0xC0)        # the context current while the entries are added
+    t, _, pool = _binary()
+    ut = _claunch.Table()
+    ulaunch, _ = _launch_for((P0, P0, N0))
+    assert ut.add(f32, None, 0, DEV, 4, 0, 0, 0, ulaunch, f32, 4, TILE, BLOCK, pool)
+    fb, calls = _fallback_recorder()
+    op, uop = _claunch.Fast(t, fb, 2), _claunch.Fast(ut, fb, 1)
+    x, y = _arr((8,)), _arr((8,), ptr=0x9000)
+    assert type(op(x, y)) is Array and type(uop(x)) is Array and len(log) == 2
+    _claunch._stub_context(0xC1)        # another device is current now
+    assert op(x, y) == "fallback" and uop(x) == "fallback"
+    assert calls == [(x, y), (x,)] and len(log) == 2
+    _claunch._stub_context(0)           # a new host thread: no context bound yet
+    assert op(x, y) == "fallback"
+    _claunch._stub_context(0xC0)
+    assert type(op(x, y)) is Array and len(log) == 3
 
 
 @pytest.mark.parametrize("case", ["shape", "device", "dtype", "strided", "empty", "subclass-free types", "0-d other"])

@@ -62,11 +62,14 @@ def learn(table, plan, x, b=None, side: int = 0, lo=0, hi=0, bisz: int = 0) -> b
     launched on x's device, serves calls with these operand types from now on: array x of its
     dtype and ``b`` (None: unary; a dtype: a second array of x's shape; float or int: a
     Python scalar in [lo, hi] on the right (side 1) or the left (side 2)). Only when the
-    kernel launches through the compiled path and a single device is visible. The caller
-    (gparray/_ops.py) has configured the compiled path with the Array class first."""
+    kernel launches through the compiled path and x's device is the current one: the entry
+    keeps the CUDA context current now, and serves only calls made while it is current (with
+    several GPUs, a call on x's device made while another is current takes the Python path,
+    which switches devices around the launch). The caller (gparray/_ops.py) has configured
+    the compiled path with the Array class first."""
     d = x._device._id
     k = _kernels.get((d, FAMILY, plan[1]))
-    if k is None or _launch._multi or not isinstance(k.launch, _claunch.Launch):
+    if k is None or not isinstance(k.launch, _claunch.Launch) or (_launch._multi and _launch._get_device() != d):
         return False
     odt = plan[0]
     return table.add(x._dtype, b, side, x._device, x._dtype.itemsize, bisz, lo, hi, k.launch, odt, odt.itemsize,

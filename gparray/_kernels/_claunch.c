@@ -36,6 +36,9 @@ typedef int (*cu_ctx_get_t)(void **);
 
 static cu_launch_t cu_launch = NULL;
 static cu_ctx_get_t cu_ctx_get = NULL;  /* cuCtxGetCurrent (optional) */
+static void *stub_ctx = NULL;           /* _stub_context: the context the stand-in answers */
+static cu_ctx_get_t saved_ctx_get = NULL;  /* the driver's, while the stand-in is in place */
+static int ctx_stubbed = 0;
 static _Thread_local int ctx_checked = 0;  /* this host thread has a current context */
 static int use_extra = 1;          /* 0 once the driver rejected a packed buffer */
 static PyObject *on_error = NULL;  /* _launcher._driver_error */
@@ -53,7 +56,11 @@ static int load_driver(void) {
         PyErr_SetString(PyExc_RuntimeError, "gparray launch: libcuda.so.1 has no cuLaunchKernel");
         return -1;
     }
-    cu_ctx_get = (cu_ctx_get_t)dlsym(h, "cuCtxGetCurrent");
+    cu_ctx_get_t g = (cu_ctx_get_t)dlsym(h, "cuCtxGetCurrent");
+    if (ctx_stubbed)
+        saved_ctx_get = g;
+    else
+        cu_ctx_get = g;
     return 0;
 }
 
@@ -287,6 +294,12 @@ static int pack_values(const Launch *self, PyObject *vals, char *buf) {
     return 0;
 }
 
+int gp_current_ctx(void **ctx) {
+    *ctx = NULL;
+    if (cu_ctx_get == NULL) return 0;
+    return cu_ctx_get(ctx) == 0 ? 0 : -1;
+}
+
 int gp_launch_packed(const Launch *self, unsigned grid, unsigned block, unsigned smem, void *stream, char *buf) {
     if (cu_launch == NULL && load_driver() < 0) return -1;
     if (!ctx_checked) {  /* a new host thread: bind its context first (no failed launch) */
@@ -461,11 +474,35 @@ static PyObject *stub_driver(PyObject *mod, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* ---- a stand-in for cuCtxGetCurrent (CPU tests): the "current context" is a number */
+static int stub_ctx_get(void **ctx) {
+    *ctx = stub_ctx;
+    return 0;
+}
+
+/* _stub_context(value): cuCtxGetCurrent answers the int `value` from now on (None: back to
+ * the driver's, or to none when the driver was not loaded) */
+static PyObject *stub_context(PyObject *mod, PyObject *arg) {
+    if (arg == Py_None) {
+        if (ctx_stubbed) cu_ctx_get = saved_ctx_get;
+        ctx_stubbed = 0;
+        Py_RETURN_NONE;
+    }
+    unsigned long long v = PyLong_AsUnsignedLongLong(arg);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+    if (!ctx_stubbed) saved_ctx_get = cu_ctx_get;
+    ctx_stubbed = 1;
+    stub_ctx = (void *)(uintptr_t)v;
+    cu_ctx_get = stub_ctx_get;
+    Py_RETURN_NONE;
+}
+
 static PyObject *uses_extra(PyObject *mod, PyObject *unused) { return PyBool_FromLong(use_extra); }
 
 static PyMethodDef methods[] = {
     {"set_hooks", set_hooks, METH_VARARGS, "set_hooks(driver_error, bind_context): Python callbacks on failure"},
     {"_stub_driver", stub_driver, METH_VARARGS, "_stub_driver(log, status0=0, status1=0): record launches (tests)"},
+    {"_stub_context", stub_context, METH_O, "_stub_context(value): cuCtxGetCurrent answers value (tests; None: undo)"},
     {"uses_extra", uses_extra, METH_NOARGS, "True while launches pass the packed buffer through `extra`"},
     {NULL, NULL, 0, NULL},
 };

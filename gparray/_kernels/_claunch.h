@@ -59,6 +59,9 @@ void gp_prof_abort(PyObject *state, PyObject *devid, PyObject *ev0, PyObject *ev
 /* record the second event and append the record (the events are stolen): 0 or -1 */
 int gp_prof_end(PyObject *state, PyObject *label, PyObject *name, unsigned grid, unsigned block, long long nbytes,
                 PyObject *devid, unsigned long long stream, PyObject *ev0, PyObject *ev1);
+/* the calling thread's current CUDA context (cuCtxGetCurrent) into *ctx: 0, or -1 when the
+ * driver refuses (no exception set); NULL where the driver has not been loaded yet */
+int gp_current_ctx(void **ctx);
 /* add set_profile to the module: 0 or -1 */
 int gp_prof_init(PyObject *module);
 /* add UserCall and user_configure (_claunch_user.c) to the module: 0 or -1 */
@@ -88,6 +91,8 @@ typedef struct {
     PyObject *deferred;  /* its _deferred list (NULL: a pool without one) */
     PyObject *last_shape, *last_strides;  /* result strides of the last shape seen */
     PyObject *name;    /* the kernel's "family: instance" name, for profile records (or NULL) */
+    void *ctx;         /* the CUDA context current when the entry was added (its device's):
+                        * the entry serves only calls made while it is current */
 } Entry;
 
 typedef struct {

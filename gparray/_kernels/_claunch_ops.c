@@ -9,7 +9,10 @@
  *   - binary:  op(x1, x2)                two C-contiguous Arrays of one shape and device
  *   - scalar:  op(x, s) / op(s, x)       s a Python float or int within the recorded range
  *
- * on the recorded device, for a non-empty array. It takes the current CuPy stream, a block
+ * on the recorded device, for a non-empty array, while the CUDA context that was current when
+ * the entry was added (the device's) is current: with several GPUs, a call made while another
+ * device is current goes to the Python path, which switches devices around the launch. It
+ * takes the current CuPy stream of the device, a block
  * from the device's gparray pool (the pool's last deferred free when that was the same
  * request on the same stream, see _claunch_block.c; else its Python malloc), builds
  * the result Array (C-contiguous strides, its contiguity flag set) and launches the recorded
@@ -269,11 +272,18 @@ static PyObject *run_entry(Entry *e, PyObject *x, PyObject *y, PyObject *s, Py_s
     return out;
 }
 
+/* whether the calling thread's current CUDA context is the one e was added under (a query of
+ * the driver's thread-local state, ~20 ns; a thread without a context is not served) */
+static int ctx_matches(const Entry *e) {
+    void *c;
+    return gp_current_ctx(&c) == 0 && c == e->ctx;
+}
+
 /* 1: *out is the result; 0: not served here; -1: error */
 static int try_unary(Table *t, PyObject *x, PyObject **out, PyObject *ps, PyObject *label) {
     if (Py_TYPE(x) != array_type) return 0;
     Entry *e = gp_find(t, SLOT(x, off_dtype), NULL, SIDE_NONE, SLOT(x, off_device));
-    if (e == NULL || (ps != NULL && e->name == NULL)) return 0;
+    if (e == NULL || (ps != NULL && e->name == NULL) || !ctx_matches(e)) return 0;
     Py_ssize_t n = numel(SLOT(x, off_shape));
     if (n <= 0) return (int)n;
     int c = contig(x, e->aisz);
@@ -309,7 +319,7 @@ static int try_binary(Table *t, PyObject *x1, PyObject *x2, PyObject **out, PyOb
     }
     PyObject *dev = SLOT(arr, off_device);
     Entry *e = gp_find(t, SLOT(arr, off_dtype), b, side, dev);
-    if (e == NULL || (ps != NULL && e->name == NULL)) return 0;
+    if (e == NULL || (ps != NULL && e->name == NULL) || !ctx_matches(e)) return 0;
     PyObject *shape = SLOT(arr, off_shape);
     if (y != NULL) {
         if (SLOT(y, off_device) != dev) return 0;

@@ -80,6 +80,9 @@ static PyObject *Table_add(Table *self, PyObject *args) {
     if (gp_find(self, a, bk, side, device) != NULL) Py_RETURN_FALSE;
     Entry e;
     memset(&e, 0, sizeof e);
+    /* the context the kernel was just launched in (the caller makes sure it is the device's):
+     * with several GPUs, calls made while another device is current are not served */
+    if (gp_current_ctx(&e.ctx) < 0) Py_RETURN_FALSE;
     if (side != SIDE_NONE) {
         int f1, f2;
         double d1 = 0, d2 = 0;
@@ -150,7 +153,8 @@ static Py_ssize_t Table_len(Table *self) { return self->n; }
 
 static PyMethodDef Table_methods[] = {
     {"add", (PyCFunction)Table_add, METH_VARARGS,
-     "add(a, b, side, device, aisz, bisz, lo, hi, launch, odt, oisz, tile, block, pool, name=None) -> bool"},
+     "add(a, b, side, device, aisz, bisz, lo, hi, launch, odt, oisz, tile, block, pool, name=None) -> bool "
+     "(the entry serves calls made while the CUDA context current now is current)"},
     {"clear", (PyCFunction)Table_clear, METH_NOARGS, "forget every entry"},
     {"keys", (PyCFunction)Table_keys, METH_NOARGS, "[(a, b, side, device)] of the entries"},
     {NULL},
