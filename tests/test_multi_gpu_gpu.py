@@ -7,11 +7,14 @@ device, a stream of device 1 used from another host thread, ``__array_namespace_
 Every test starts and must end with device 0 current (the ``_device0`` fixture fails a test
 that leaves another device current, and puts device 0 back for the next one). Ordering
 tests queue tests/streams_spin.cu's kernel first (it writes its output 0.3 s later): a move
-or a read that is not ordered after it sees the zeros under it. The whole module skips with
-its reason on a machine with fewer than two CUDA devices.
+or a read that is not ordered after it sees the zeros under it, or whatever an earlier user
+of the (LIFO-cached) pool block left there; so each spin writes a value no earlier test
+wrote (``_fresh_value``), and the count reads run a decoy first whose counts differ. The
+whole module skips with its reason on a machine with fewer than two CUDA devices.
 """
 import contextlib
 import gc
+import itertools
 import json
 import os
 import pathlib
@@ -43,6 +46,17 @@ ALL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "
 
 def _rt():
     return _backend.cupy().cuda.runtime
+
+
+_VALUES = itertools.count()
+
+
+def _fresh_value() -> float:
+    """A value for a spin to write that no earlier ordering test wrote, nor any of the values
+    derived from it (2v, 3v, v + 1): 2^20 + 2k, even, so that a read not ordered after the
+    copy cannot find it by chance in a pool block another run left (the pool's bins hand
+    back the most recently freed block of a size first)."""
+    return float((1 << 20) + 2 * next(_VALUES))
 
 
 @pytest.fixture(autouse=True)
@@ -242,7 +256,9 @@ def test_op_on_device1(name, ctx):
         got = op(xp, d1)
     assert rt.getDevice() == 0
     want = op(np, DATA)
-    for g, w in zip(*((list(v) if isinstance(v, tuple) else [v]) for v in (got, want))):
+    gots, wants = ((list(v) if isinstance(v, tuple) else [v]) for v in (got, want))
+    assert len(gots) == len(wants), (name, len(gots), len(wants))
+    for g, w in zip(gots, wants):
         assert g.device == D1, name
         if check == "exact":
             assert_same(g, w, name)
@@ -259,7 +275,10 @@ def test_op_on_device1(name, ctx):
 def test_count_reads_wait_for_device1_work():
     """Ops whose output size is read back from the device (boolean masks, unique, nonzero)
     on device 1 while device 0 is current: the read must wait for device 1's queued work.
-    The input is written by a spin kernel 0.3 s after it was queued. Run in a child
+    The input is written by a spin kernel 0.3 s after it was queued. Before each measured
+    call a decoy (every element 1.0: other counts) runs to the end, so the pool blocks the
+    measured call gets back (the most recently freed of their size) hold the decoy's counts,
+    not the right ones: a read that does not wait sees a wrong count. Run in a child
     process: a count read too early sizes the output wrongly, and the kernel that fills it
     could write out of bounds (and so hurt later tests)."""
     script = textwrap.dedent(r"""
@@ -272,14 +291,17 @@ def test_count_reads_wait_for_device1_work():
                "mask": lambda y: y[y > 0.5].shape[0],
                "unique_values": lambda y: xp.unique_values(y).shape[0],
                "unique_counts": lambda y: xp.unique_counts(y).values.shape[0]}
-        def fresh(ns):
-            y = xp.zeros(n, dtype=xp.float64, device=1)      # arange(n) from 0.3 s on
-            k(256, 256, (src, y, n, 1.0, 0.0, ns))
+        def fresh(ns, a=1.0, b=0.0):
+            y = xp.zeros(n, dtype=xp.float64, device=1)      # a * arange(n) + b from ns on
+            k(256, 256, (src, y, n, a, b, ns))
             return y
         out = {}
         for name, op in ops.items():
             op(fresh(0)); gcuda.synchronize(1)               # kernels loaded, blocks cached
             for ctx in ("current0", "inside_Device1"):
+                # the decoy: y = 1.0 everywhere, finished before the measured call
+                out[name + ":decoy:" + ctx] = int(op(fresh(0, a=0.0, b=1.0)))
+                gcuda.synchronize(1)
                 if ctx == "current0":
                     got = op(fresh(300_000_000))
                 else:
@@ -290,15 +312,19 @@ def test_count_reads_wait_for_device1_work():
         print("RESULT " + json.dumps(out))
     """)
     env = dict(os.environ, GPARRAY_HOST_CONVERSION="allow")
-    env["PYTHONPATH"] = os.pathsep.join([ROOT, env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     proc = subprocess.run([sys.executable, "-c", script, str(SPIN_SRC)], capture_output=True, text=True,
                           env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     line = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")][-1]
     got = json.loads(line[len("RESULT "):])
+    decoys = {k: v for k, v in got.items() if ":decoy:" in k}
+    want_decoy = {"nonzero": N, "mask": N, "unique_values": 1, "unique_counts": 1}
+    assert decoys == {k: want_decoy[k.split(":")[0]] for k in decoys} and len(decoys) == 8, decoys
+    got = {k: v for k, v in got.items() if k not in decoys}
     want = {"nonzero": N - 1, "mask": N - 1, "unique_values": N, "unique_counts": N}
     wrong = {k: v for k, v in got.items() if v != want[k.split(":")[0]]}
-    assert not wrong, f"counts read before device 1's work was done: {wrong} (want {want})"
+    assert not wrong and len(got) == 8, f"counts read before device 1's work was done: {wrong} (want {want})"
 
 
 # ----------------------------------------------------------------------------- moves
@@ -371,14 +397,15 @@ def test_move_is_ordered_without_a_synchronize(spin, src, dst, peer_mode):
     """The copy waits for the kernel that writes the source, the source can be freed and
     its memory reused at once, and the destination's current stream waits for the copy."""
     _warm(src, dst)
+    v = _fresh_value()
     x = xp.zeros(N, dtype=xp.float64, device=src)
-    spin(x, 5.0)                                   # x = 5 from 0.3 s on
+    spin(x, v)                                     # x = v from 0.3 s on
     z = x.to_device(dst)
     del x
     junk = xp.full(N, -1.0, device=src)            # most likely x's block, on the same stream
     w = z * 2.0                                    # the destination's current stream
-    assert_same(w, np.full(N, 10.0))
-    assert_same(z, np.full(N, 5.0))
+    assert_same(w, np.full(N, 2 * v))
+    assert_same(z, np.full(N, v))
     assert_same(junk, np.full(N, -1.0))
     a = sample("float64", (N,), seed=8)            # a kernel just queued, no spin
     y = xp.asarray(a, device=src) * 2.0
@@ -392,8 +419,9 @@ def test_move_on_a_stream_of_either_device(spin, src, dst, peer_mode):
     _warm(src, dst)
     for s_dev in (src, dst):
         s = gcuda.Stream(device=s_dev, non_blocking=True)
+        v = _fresh_value()
         x = xp.zeros(N, dtype=xp.float64, device=src)
-        spin(x, 7.0)
+        spin(x, v)
         z = x.to_device(dst, stream=s)
         del x
         junk = xp.full(N, -1.0, device=src)
@@ -402,8 +430,8 @@ def test_move_on_a_stream_of_either_device(spin, src, dst, peer_mode):
             with s:
                 u = z + 1.0
             s.synchronize()
-            assert_same(u, np.full(N, 8.0))
-        assert_same(z * 3.0, np.full(N, 21.0))     # the destination's current stream
+            assert_same(u, np.full(N, v + 1.0))
+        assert_same(z * 3.0, np.full(N, 3 * v))    # the destination's current stream
         assert_same(junk, np.full(N, -1.0))
         cs = _backend.cupy().cuda.Stream(non_blocking=True) if s_dev == 0 else None
         if cs is not None:                         # a CuPy stream (of device 0) is accepted too
