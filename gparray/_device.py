@@ -137,7 +137,7 @@ def normalize_device(device, name: str = "device") -> Device:
     if device is None:
         return current_device()
     if isinstance(device, Device):
-        dev = device
+        dev = get_device(device._id)   # the interned object: arrays compare devices by identity first
     elif isinstance(device, str):
         if device.strip().lower() == "cpu":
             raise ValueError(f"{name}: gparray arrays live on CUDA devices, not 'cpu'")

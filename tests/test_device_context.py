@@ -102,3 +102,11 @@ def test_fft_binding_a_context_keeps_the_current_device(rt, start, dev):
     _fft._bind_context(dev)
     assert rt.getDevice() == start
     assert rt.log[0][1] == dev
+
+
+def test_normalize_device_gives_the_interned_device(rt):
+    """``device=Device(1)`` (a new object) places arrays on the interned cuda:1, so identity
+    checks of devices (fast paths) hold for them as for ``device="cuda:1"``."""
+    for spec in (_device.Device(1), "cuda:1", 1):
+        assert _device.normalize_device(spec) is _device.get_device(1)
+    assert _device.normalize_device(None) is _device.get_device(0)
