@@ -110,3 +110,118 @@ def test_normalize_device_gives_the_interned_device(rt):
     for spec in (_device.Device(1), "cuda:1", 1):
         assert _device.normalize_device(spec) is _device.get_device(1)
     assert _device.normalize_device(None) is _device.get_device(0)
+
+
+# ----------------------------------------------------------------------------- kernel loads
+
+class FakeContextRuntime(FakeRuntime):
+    """FakeRuntime whose threads also have a bound CUDA context: none until a runtime call
+    binds one (here setDevice, which binds the device's primary context, as CUDA 12's does);
+    getDevice of a new thread says 0 without binding anything."""
+
+    def setDevice(self, dev):
+        super().setDevice(dev)
+        self._tls.ctx = dev
+
+    def context(self):
+        return getattr(self._tls, "ctx", None)
+
+
+def _fake_cupy_with_modules(rt):
+    """CuPy's Device context as CuPy has it (setDevice only when the device changes; the exit
+    restores unconditionally) and ``cuda.function.Module`` whose driver calls need a current
+    context: the load's context owns the module, and a lookup needs that context current."""
+
+    class Device:
+        def __init__(self, dev):
+            self.id, self._prev = dev, []
+
+        def __enter__(self):
+            prev = rt.getDevice()
+            self._prev.append(prev)
+            if prev != self.id:
+                rt.setDevice(self.id)
+            return self
+
+        def __exit__(self, *exc):
+            rt.setDevice(self._prev.pop())
+
+    class Module:
+        def load(self, cubin):
+            self.ctx = rt.context()
+            assert self.ctx is not None, "cuModuleLoadData with no current context (CUDA_ERROR_INVALID_CONTEXT)"
+
+        def get_function(self, lowered):
+            cur = rt.context()
+            assert cur == self.ctx, f"cuModuleGetFunction: module of cuda:{self.ctx}, context {cur} current"
+            return (self.ctx, lowered)
+
+    cuda = types.SimpleNamespace(runtime=rt, Device=Device, function=types.SimpleNamespace(Module=Module))
+    return types.SimpleNamespace(cuda=cuda)
+
+
+@pytest.fixture
+def ctx_rt(monkeypatch):
+    from gparray._kernels import _compile, _registry
+
+    rt = FakeContextRuntime()
+    cp = _fake_cupy_with_modules(rt)
+    monkeypatch.setattr(_backend, "cupy", lambda: cp)
+    monkeypatch.setattr(_backend, "_cupy", cp)
+    monkeypatch.setattr(_backend, "_device_count", 4)
+    monkeypatch.setattr(_registry, "_arch_of_device", {d: "90" for d in range(4)})
+    monkeypatch.setattr(_registry, "_functions", {})
+    monkeypatch.setattr(_registry, "_pending", {})
+    monkeypatch.setattr(_registry, "_modules", [])
+    mapping = {f"k<{i}>": f"_Z1k{i}" for i in range(4)}     # a module of several instances
+    monkeypatch.setattr(_compile, "compile_cached", lambda family, exprs, arch, *a, **kw: (b"cubin", dict(mapping)))
+    return rt
+
+
+def test_kernels_of_device1_load_and_look_up_in_its_context(ctx_rt):
+    """A kernel of cuda:1 first used while cuda:0 is current: the module is loaded and both
+    the instance asked for and a later one of the same module are looked up with cuda:1's
+    context current; cuda:0 stays the thread's device."""
+    from gparray._kernels import _registry
+
+    ctx_rt.setDevice(0)
+    assert _registry.get_kernel("fam", "k<1>", 1) == (1, "_Z1k1")
+    assert ctx_rt.getDevice() == 0 and ctx_rt.context() == 0
+    assert _registry.get_kernel("fam", "k<2>", 1) == (1, "_Z1k2")        # pending in the loaded module
+    assert ctx_rt.getDevice() == 0 and ctx_rt.context() == 0
+    assert _registry.get_kernel("fam", "k<1>", 0) == (0, "_Z1k1")        # cuda:0 has its own module
+
+
+def test_a_new_threads_first_kernel_load_binds_the_context(ctx_rt):
+    """A host thread whose first CUDA work is a kernel load on its current device (0, no
+    context bound yet): the load binds cuda:0's context first."""
+    from gparray._kernels import _registry
+
+    seen = {}
+
+    def work():
+        try:
+            seen["fn"] = _registry.get_kernel("fam", "k<3>", 0)
+            seen["fn2"] = _registry.get_kernel("fam", "k<0>", 0)
+            seen["dev"] = ctx_rt.getDevice()
+        except BaseException as exc:   # reported below
+            seen["error"] = exc
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join(10)
+    assert "error" not in seen, seen.get("error")
+    assert seen == {"fn": (0, "_Z1k3"), "fn2": (0, "_Z1k0"), "dev": 0}
+
+
+def test_user_kernels_of_device1_load_in_its_context(ctx_rt, monkeypatch):
+    """A user module's first use on cuda:1 while cuda:0 is current: loaded and looked up with
+    cuda:1's context current."""
+    from gparray.cuda import _user_kernels
+
+    monkeypatch.setattr(_user_kernels, "_loaded", {})
+    mod = _user_kernels.UserModule("src", "m", (), ("k<1>", "k<2>"))
+    ctx_rt.setDevice(0)
+    fns = mod._functions(1)
+    assert fns["k<1>"] == (1, "_Z1k1") and fns["k<2>"] == (1, "_Z1k2")
+    assert ctx_rt.getDevice() == 0 and ctx_rt.context() == 0

@@ -110,8 +110,9 @@ class _FakeDevice:
 
 
 def test_a_cached_module_looks_up_only_the_instances_asked_for(monkeypatch):
+    rt = types.SimpleNamespace(getDevice=lambda: 0, setDevice=lambda dev: None)
     fake_cp = types.SimpleNamespace(cuda=types.SimpleNamespace(
-        Device=_FakeDevice, function=types.SimpleNamespace(Module=_FakeModule)))
+        Device=_FakeDevice, runtime=rt, function=types.SimpleNamespace(Module=_FakeModule)))
     from gparray import _backend
 
     monkeypatch.setattr(_backend, "cupy", lambda: fake_cp)

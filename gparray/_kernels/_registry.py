@@ -79,6 +79,33 @@ def device_arch(device_id: int) -> str:
     return arch
 
 
+class in_context:
+    """``with in_context(device_id):`` around a module load (``cuModuleLoadData``) or a function
+    lookup (``cuModuleGetFunction``, which loads the kernel under lazy loading): driver calls
+    that act in the current context, so the device's context must be current. It calls
+    ``setDevice(device_id)`` even when that already is the thread's current device: a host
+    thread has no current context until a runtime call binds the primary one, and a new
+    thread's first gparray work can be a kernel load (its driver call then fails with
+    CUDA_ERROR_INVALID_CONTEXT). The thread's current device is restored on exit."""
+
+    __slots__ = ("dev", "rt", "prev")
+
+    def __init__(self, device_id: int):
+        from .._backend import cupy
+
+        self.dev, self.rt = device_id, cupy().cuda.runtime
+
+    def __enter__(self):
+        self.prev = self.rt.getDevice()
+        self.rt.setDevice(self.dev)
+        return self
+
+    def __exit__(self, *exc):
+        if self.prev != self.dev:
+            self.rt.setDevice(self.prev)
+        return False
+
+
 def get_kernel(family: str, expr: str, device_id: int):
     """The loaded function for instance ``expr`` of ``family`` on ``device_id``."""
     fn = _functions.get((device_id, family, expr))
@@ -88,7 +115,8 @@ def get_kernel(family: str, expr: str, device_id: int):
     loaded = _pending.pop(key, None)
     if loaded is not None:
         mod, lowered = loaded
-        fn = _functions[key] = mod.get_function(lowered)
+        with in_context(device_id):   # the module's device, whichever device the caller has current
+            fn = _functions[key] = mod.get_function(lowered)
         return fn
     return _load(family, expr, device_id)
 
@@ -99,14 +127,15 @@ def _load(family: str, expr: str, device_id: int):
     cp = cupy()
     arch = device_arch(device_id)
     cubin, mapping = _compile.compile_cached(family, [expr], arch)
-    with cp.cuda.Device(device_id):
+    with in_context(device_id):
         mod = cp.cuda.function.Module()
         mod.load(cubin)
+        fn = mod.get_function(mapping[expr])
     _modules.append(mod)
     for e, lowered in mapping.items():
         if e != expr and (device_id, family, e) not in _functions:
             _pending[(device_id, family, e)] = (mod, lowered)
-    fn = _functions[(device_id, family, expr)] = mod.get_function(mapping[expr])
+    _functions[(device_id, family, expr)] = fn
     return fn
 
 

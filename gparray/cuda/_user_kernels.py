@@ -140,11 +140,12 @@ class UserModule:
         if fns is None:
             cubin, mapping = self.compile(arch)
             cp = _backend.cupy()
-            with cp.cuda.Device(dev):
+            with _registry.in_context(dev):   # load and look up with dev's context current
                 m = cp.cuda.function.Module()
                 m.load(cubin)
-            fns = _loaded[key] = {e: m.get_function(mapping[e]) for e in self.name_expressions}
+                fns = {e: m.get_function(mapping[e]) for e in self.name_expressions}
             fns[None] = m  # keeps the module loaded
+            _loaded[key] = fns
         return fns
 
 
