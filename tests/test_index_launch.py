@@ -80,3 +80,65 @@ def test_index_dtype_conversions(dtype, target):
     got = ix.index_conversion(np.dtype(dtype))
     assert (got is None and target is None) or got == np.dtype(target)
     assert (ix.index_ctype(np.dtype(dtype)) is None) == (target is not None)
+
+
+# ----------------------------------------------------------------------------- the error word
+
+class _ErrWordRuntime:
+    """Enough of the runtime for ``_read_record``: device memory is host memory; a read of
+    ``interleave_at`` runs ``interleave()`` right after its copy (another host thread's read
+    of another device's word, landing between this read's copy and its check)."""
+
+    def __init__(self):
+        self.cur = 0
+        self.interleave_at, self.interleave = None, None
+
+    def getDevice(self):
+        return self.cur
+
+    def setDevice(self, dev):
+        self.cur = dev
+
+    def memcpyAsync(self, dst, src, n, kind, stream):
+        import ctypes
+
+        ctypes.memmove(dst, src, n)
+        if src == self.interleave_at:
+            self.interleave_at, f = None, self.interleave
+            f()
+
+    def memsetAsync(self, ptr, value, n, stream):
+        import ctypes
+
+        ctypes.memset(ptr, value, n)
+
+
+def test_error_words_of_two_devices_read_at_once(monkeypatch):
+    """cuda:0's word holds an out-of-range index, cuda:1's none; cuda:1's read (another thread)
+    lands between cuda:0's copy and its check: cuda:0's record is still found."""
+    import types
+
+    from gparray import _backend
+
+    rt = _ErrWordRuntime()
+
+    class Device:
+        def __init__(self, dev):
+            self.dev, self.prev = dev, []
+
+        def __enter__(self):
+            self.prev.append(rt.cur)
+            rt.cur = self.dev
+
+        def __exit__(self, *exc):
+            rt.cur = self.prev.pop()
+
+    cp = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=rt, Device=Device))
+    monkeypatch.setattr(_backend, "cupy", lambda: cp)
+    words = {0: np.array([1, 0, 10, 5], dtype=np.uint64), 1: np.zeros(4, dtype=np.uint64)}
+    blocks = {d: types.SimpleNamespace(ptr=w.ctypes.data) for d, w in words.items()}
+    monkeypatch.setattr(ix, "_err_blocks", blocks)
+    other = []
+    rt.interleave_at, rt.interleave = blocks[0].ptr, lambda: other.append(ix._read_record(1, 0))
+    assert ix._read_record(0, 0) == (0, 10, 5)
+    assert other == [None] and not words[0].any()      # cuda:0's record reset once read

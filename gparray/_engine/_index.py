@@ -102,7 +102,6 @@ def _geom_struct(exts, vstrides, axes, kp: int):
 # ---------------------------------------------------------------------------- error word
 _err_blocks: dict = {}   # device id -> Block of 4 uint64 (flag, axis, value, size), zeroed
 atexit.register(lambda: _err_blocks.clear())  # back to the pool while CuPy is still there
-_err_host = np.zeros(4, dtype=np.uint64)
 _pending: dict = {}      # device id -> {stream address: True} of launches not checked yet
 
 
@@ -113,7 +112,9 @@ def _err_word(dev: int):
         blk = _memory.alloc(32, dev)
         with _backend.on_device(dev):
             cp.cuda.runtime.memsetAsync(blk.ptr, 0, 32, cp.cuda.get_current_stream().ptr)
-        _err_blocks[dev] = blk
+        # two threads' first gathers on dev: one word for both (launches keep its address,
+        # and the loser's block goes back to the pool)
+        blk = _err_blocks.setdefault(dev, blk)
     return blk
 
 
@@ -125,15 +126,15 @@ def _read_record(dev: int, stream_ptr: int):
     blk = _err_blocks.get(dev)
     if blk is None:
         return None
+    host = np.zeros(4, dtype=np.uint64)   # this call's own: threads reading other devices' words at once
     with _backend.on_device(dev):   # (handle 0 names the current device's legacy stream)
         # into pageable host memory: returns once the copy (and so the launches before it) is done
         with copy_span("memcpy DtoH", 32, dev, stream_ptr):
-            cp.cuda.runtime.memcpyAsync(_err_host.ctypes.data, blk.ptr, 32, 2, stream_ptr)
-        if not _err_host[0]:
+            cp.cuda.runtime.memcpyAsync(host.ctypes.data, blk.ptr, 32, 2, stream_ptr)
+        if not host[0]:
             return None
-        rec = tuple(int(v) for v in _err_host[1:].view(np.int64))
+        rec = tuple(int(v) for v in host[1:].view(np.int64))
         cp.cuda.runtime.memsetAsync(blk.ptr, 0, 32, stream_ptr)
-    _err_host[:] = 0
     return rec
 
 
@@ -171,8 +172,7 @@ def check_pending(dev: int, stream_ptr=None) -> None:
         cp = _backend.cupy()
         p.clear()
         rec = _read_record(dev, cp.cuda.get_current_stream(dev).ptr)
-    elif stream_ptr in p:
-        del p[stream_ptr]
+    elif p.pop(stream_ptr, None):   # (another thread synchronizing this stream may pop it first)
         rec = _read_record(dev, stream_ptr)
     else:
         return
