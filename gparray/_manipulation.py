@@ -486,14 +486,15 @@ def repeat(x, repeats, /, *, axis=None):
 
 def _repeat_array(x, r64, axis):
     """``repeat`` by per-element int64 counts ``r64`` (shape (x.shape[axis],), not empty)."""
-    import numpy as np
-
+    from ._array import _to_host
     from ._creation import _empty, arange
     from ._searching import searchsorted
     from ._statistical import cumulative_sum, min as amin
 
     cs = cumulative_sum(r64)
-    both = np.asarray(concat([cs[-1:], reshape(amin(r64), (1,))]))  # one device read
+    # one device read, explicit (numpy.asarray would go through the host conversion policy,
+    # which must not refuse or warn about gparray's own reads)
+    both = _to_host(concat([cs[-1:], reshape(amin(r64), (1,))]))
     total, low = int(both[0]), int(both[1])
     if low < 0:
         raise ValueError(f"repeat: repeats must be non-negative, got {low}")

@@ -108,6 +108,8 @@ def test_explicit_paths_work_in_every_mode(mode):
             np.testing.assert_array_equal(_explicit(x[i]), a[2])
             np.testing.assert_array_equal(_explicit(xp.asarray([x[0, 0], f])), np.array([-5.5, 2.5]))
             assert float(xp.sum(x)) == float(a.sum())
+            np.testing.assert_array_equal(_explicit(xp.repeat(x[0], xp.asarray([1, 0, 2, 1]))),
+                                          np.repeat(a[0], [1, 0, 2, 1]))   # counts read by gparray
             xp.cuda.synchronize()
 
 
