@@ -221,10 +221,11 @@ class _Copier:
             self.pool.pending[b] = None
 
 
-def _staged(kind: int, dst: int, src: int, n: int, dev_id: int, s: int) -> bool:
-    """Copy ``n`` bytes through the staging buffers (``kind``: host-to-device or
-    device-to-host, on stream ``s`` of the current device ``dev_id``); False, with nothing
-    done, when another thread is using them or pinned memory cannot be had."""
+def _with_staging(run, drain) -> bool:
+    """``pool.next = run(pool, buffer addresses)`` holding the staging pool; False, with
+    nothing done, when another thread is using it or pinned memory cannot be had. On an
+    error (or a KeyboardInterrupt) ``drain()`` first waits for the streams: a DMA queued but
+    not yet marked must not meet the next transfer's use of its buffer."""
     pool = _host.staging(_staging.NBUF, _staging.BUFFER_BYTES)
     if not pool.try_acquire():
         return False
@@ -232,21 +233,29 @@ def _staged(kind: int, dst: int, src: int, n: int, dev_id: int, s: int) -> bool:
         bufs = pool.ptrs()
         if bufs is None:
             return False
-        run = _staging.upload if kind == _H2D else _staging.download
         try:
-            pool.next = run(_Copier(pool, kind, s, dev_id), dst, src, n, bufs, pool.next,
-                            buffer_bytes=pool.buffer_bytes)
+            pool.next = run(pool, bufs)
         except BaseException:
-            # a DMA queued but not yet marked (an error or KeyboardInterrupt between the
-            # two) must not meet the next transfer's use of its buffer: let the stream drain
             try:
-                _backend.cupy().cuda.runtime.streamSynchronize(s)
+                drain()
             except Exception:
                 pass
             raise
         return True
     finally:
         pool.lock.release()
+
+
+def _staged(kind: int, dst: int, src: int, n: int, dev_id: int, s: int) -> bool:
+    """Copy ``n`` bytes through the staging buffers (``kind``: host-to-device or
+    device-to-host, on stream ``s`` of the current device ``dev_id``); False, with nothing
+    done, when another thread is using them or pinned memory cannot be had."""
+    loop = _staging.upload if kind == _H2D else _staging.download
+
+    def run(pool, bufs):
+        return loop(_Copier(pool, kind, s, dev_id), dst, src, n, bufs, pool.next, buffer_bytes=pool.buffer_bytes)
+
+    return _with_staging(run, lambda: _backend.cupy().cuda.runtime.streamSynchronize(s))
 
 
 # How a copy between two devices goes: "auto" (the default) is a peer copy where the two
@@ -358,28 +367,19 @@ def _relayed(dst: int, src: int, n: int, s: int, s_dev: int, d: int, d_dev: int)
     stream ``s`` of the source and ``d`` of the destination (``d`` waits for ``s`` chunk by
     chunk); False, with nothing done, when another thread is using the buffers or pinned
     memory cannot be had."""
-    pool = _host.staging(_staging.NBUF, _staging.BUFFER_BYTES)
-    if not pool.try_acquire():
-        return False
-    try:
-        bufs = pool.ptrs()
-        if bufs is None:
-            return False
-        try:
-            pool.next = _staging.relay(_Relay(pool, s, s_dev, d, d_dev), dst, src, n, bufs, pool.next,
-                                       buffer_bytes=pool.buffer_bytes)
-        except BaseException:
-            # a DMA queued but not yet marked must not meet the next use of its buffer
-            for dev_id, h in ((s_dev, s), (d_dev, d)):
-                try:
-                    with _backend.on_device(dev_id):
-                        _backend.cupy().cuda.runtime.streamSynchronize(h)
-                except Exception:
-                    pass
-            raise
-        return True
-    finally:
-        pool.lock.release()
+    def run(pool, bufs):
+        return _staging.relay(_Relay(pool, s, s_dev, d, d_dev), dst, src, n, bufs, pool.next,
+                              buffer_bytes=pool.buffer_bytes)
+
+    def drain():
+        for dev_id, h in ((s_dev, s), (d_dev, d)):
+            try:
+                with _backend.on_device(dev_id):
+                    _backend.cupy().cuda.runtime.streamSynchronize(h)
+            except Exception:
+                pass
+
+    return _with_staging(run, drain)
 
 
 def to_device(x, dev, stream=None):
