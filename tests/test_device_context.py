@@ -44,13 +44,17 @@ def _fake_cupy(rt):
     return types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=rt, Device=Device))
 
 
-@pytest.fixture
-def rt(monkeypatch):
-    rt = FakeRuntime()
-    cp = _fake_cupy(rt)
+def _install(monkeypatch, cp):
+    """gparray's CuPy is ``cp`` for one test, with four devices visible."""
     monkeypatch.setattr(_backend, "cupy", lambda: cp)
     monkeypatch.setattr(_backend, "_cupy", cp)
     monkeypatch.setattr(_backend, "_device_count", 4)
+
+
+@pytest.fixture
+def rt(monkeypatch):
+    rt = FakeRuntime()
+    _install(monkeypatch, _fake_cupy(rt))
     return rt
 
 
@@ -165,10 +169,7 @@ def ctx_rt(monkeypatch):
     from gparray._kernels import _compile, _registry
 
     rt = FakeContextRuntime()
-    cp = _fake_cupy_with_modules(rt)
-    monkeypatch.setattr(_backend, "cupy", lambda: cp)
-    monkeypatch.setattr(_backend, "_cupy", cp)
-    monkeypatch.setattr(_backend, "_device_count", 4)
+    _install(monkeypatch, _fake_cupy_with_modules(rt))
     monkeypatch.setattr(_registry, "_arch_of_device", {d: "90" for d in range(4)})
     monkeypatch.setattr(_registry, "_functions", {})
     monkeypatch.setattr(_registry, "_pending", {})
