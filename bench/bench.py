@@ -25,7 +25,6 @@ printed and the run goes on. The table comes last.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
 import json
 import os
@@ -35,187 +34,26 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if os.path.join(REPO_ROOT, "bench") not in sys.path:
     sys.path.insert(0, os.path.join(REPO_ROOT, "bench"))
 import runtime_rows  # noqa: E402  (bench/runtime_rows.py: the "runtime" group)
 import multigpu_rows  # noqa: E402  (bench/multigpu_rows.py: the "multigpu" group, two GPUs)
-LIBS = ("gparray", "cupy", "torch")
-
-N28 = 1 << 28
-N26 = 1 << 26
-N24 = 1 << 24
-M = 16384
-
-# --------------------------------------------------------------------------- libraries
-
-cp = None
-torch = None
-xp = None
-_import_errors: dict[str, str] = {}
-
-
-def _short(exc: BaseException, limit: int = 160) -> str:
-    msg = " ".join(str(exc).split())
-    text = f"{type(exc).__name__}: {msg}" if msg else type(exc).__name__
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _import_libs(wanted):
-    global cp, torch, xp
-    try:
-        import cupy
-        cp = cupy
-    except Exception as exc:
-        _import_errors["cupy"] = _short(exc)
-    if "torch" in wanted:
-        try:
-            import torch as _torch
-            if not _torch.cuda.is_available():
-                raise RuntimeError("torch.cuda.is_available() is False")
-            # float32 products in full float32, as CuPy and gparray compute them by default
-            _torch.backends.cuda.matmul.allow_tf32 = False
-            _torch.backends.cudnn.allow_tf32 = False
-            _torch.set_float32_matmul_precision("highest")
-            torch = _torch
-        except Exception as exc:
-            _import_errors["torch"] = _short(exc)
-    if "gparray" in wanted:
-        if REPO_ROOT not in sys.path:
-            sys.path.insert(0, REPO_ROOT)
-        try:
-            import gparray
-            xp = gparray
-        except Exception as exc:
-            _import_errors["gparray"] = _short(exc)
-
-
-def sync():
-    """Wait for all device work (gparray's synchronize when it exists)."""
-    fn = getattr(getattr(xp, "cuda", None), "synchronize", None) if xp is not None else None
-    if callable(fn):
-        fn()
-    elif cp is not None:
-        cp.cuda.Device().synchronize()
-    if torch is not None:
-        torch.cuda.synchronize()
-
-
-def free_memory():
-    """Hand cached blocks back between cases so one case's inputs do not crowd the next."""
-    import gc
-    gc.collect()
-    if xp is not None:
-        for owner in (getattr(xp, "cuda", None), getattr(getattr(xp, "cuda", None), "memory", None)):
-            fn = getattr(owner, "empty_cache", None)
-            if callable(fn):
-                try:
-                    fn()
-                except Exception:
-                    pass
-                break
-    if cp is not None:
-        try:
-            cp.get_default_memory_pool().free_all_blocks()
-        except Exception:
-            pass
-    if torch is not None:
-        torch.cuda.empty_cache()
-
-
-@contextlib.contextmanager
-def native_allocator(lib):
-    """Time CuPy with CuPy's own memory pool.
-
-    Once gparray has made its pool it routes CuPy's allocations through a Python hook
-    (``cupy.cuda.set_allocator``); left in place, that would slow the CuPy anchor down.
-    """
-    if lib != "cupy" or cp is None:
-        yield
-        return
-    prev = cp.cuda.get_allocator()
-    cp.cuda.set_allocator(cp.get_default_memory_pool().malloc)
-    try:
-        yield
-    finally:
-        cp.cuda.set_allocator(prev)
-
-
-class NotAvailable(Exception):
-    """The library lacks the function (reported as n/a, not as an error)."""
-
-
-# --------------------------------------------------------------------------- inputs
-
-def _rng(seed=1234):
-    return cp.random.default_rng(seed)
-
-
-def randn(n, dtype="float32", seed=1):
-    return _rng(seed).standard_normal(n, dtype=getattr(cp, dtype))
-
-
-def convert(lib, value):
-    """A CuPy array as ``lib``'s array (zero-copy where the library allows); others unchanged."""
-    if cp is None or not isinstance(value, cp.ndarray):
-        return value
-    if lib == "cupy":
-        return value
-    if lib == "torch":
-        return torch.from_dlpack(value)
-    errors = []
-    for name in ("asarray", "from_dlpack"):
-        fn = getattr(xp, name, None)
-        if fn is None:
-            continue
-        try:
-            return fn(value)
-        except Exception as exc:
-            errors.append(f"xp.{name}: {_short(exc, 100)}")
-    raise NotAvailable("cannot take a CuPy array: " + ("; ".join(errors) or "no asarray/from_dlpack"))
-
-
-def module_of(lib):
-    return {"gparray": xp, "cupy": cp, "torch": torch}[lib]
-
+import bench_core as core  # noqa: E402  (bench/bench_core.py: libraries, timing, rows)
+from bench_core import (Case, LIBS, M, N24, N26, N28, NotAvailable, _cell, _import_errors,  # noqa: E402
+    _import_libs, _is_missing, _rng, _short, _wall_ms, convert, finish_row, free_memory,
+    measure_copy_ceiling, module_of, native_allocator, randn, run_gpu_case, same, sync)
 
 # --------------------------------------------------------------------------- cases
-
-class Case:
-    """One benchmark: inputs (CuPy arrays), one callable per library, bytes or flops, target.
-
-    ``ops[lib](m, d)`` gets the library's module and the inputs converted for it.
-    ``target`` is (anchor, factor, text): anchor "torch"/"cupy"/"best" means gparray's time
-    must be <= factor x that anchor's; "abs" means <= factor in the case's unit.
-    ``calls``: calls of the op between one pair of events (the time is divided by it). 1 for
-    every row but the few small ones whose target is a bandwidth: there the host time of one
-    call (about 10 us in every library) would hide the kernel, so back-to-back calls measure
-    the throughput a loop sees; the row says so and the one-call time is printed beside it.
-    """
-
-    kind = "gpu"
-
-    def __init__(self, name, key, make, ops, nbytes=None, flops=None, target=None, unit="ms",
-                 group="", calls=1):
-        self.name, self.key, self.make, self.ops = name, key, make, ops
-        self.calls = calls
-        self.nbytes, self.flops, self.target, self.unit = nbytes, flops, target, unit
-        self.group = group
-
-
-def same(fn):
-    return {lib: fn for lib in LIBS}
-
 
 def _sort_torch(t, d):
     return t.sort(d["a"]).values
 
 
 def _sort_axis1(m, d):
-    if m is torch:
-        return torch.sort(d["m"], dim=1).values
+    if m is core.torch:
+        return core.torch.sort(d["m"], dim=1).values
     return m.sort(d["m"], axis=1)
 
 
@@ -224,59 +62,59 @@ def _setitem(m, d):
 
 
 def _cumsum(m, d):
-    if m is cp:
-        return cp.cumsum(d["a"])
-    if m is torch:
-        return torch.cumsum(d["a"], 0)
-    return xp.cumulative_sum(d["a"])
+    if m is core.cp:
+        return core.cp.cumsum(d["a"])
+    if m is core.torch:
+        return core.torch.cumsum(d["a"], 0)
+    return core.xp.cumulative_sum(d["a"])
 
 
 def _astype16(m, d):
-    if m is cp:
-        return d["a"].astype(cp.float16)
-    if m is torch:
-        return d["a"].to(torch.float16)
-    return xp.astype(d["a"], xp.float16)
+    if m is core.cp:
+        return d["a"].astype(core.cp.float16)
+    if m is core.torch:
+        return d["a"].to(core.torch.float16)
+    return core.xp.astype(d["a"], core.xp.float16)
 
 
 def _copy(m, d):
-    if m is cp:
+    if m is core.cp:
         return d["a"].copy()
-    if m is torch:
+    if m is core.torch:
         return d["a"].clone()
-    return xp.asarray(d["a"], copy=True)
+    return core.xp.asarray(d["a"], copy=True)
 
 
 def _var(m, d):
-    if m is torch:
-        return torch.var(d["a"], correction=0)
+    if m is core.torch:
+        return core.torch.var(d["a"], correction=0)
     return m.var(d["a"])
 
 
 def _argmax1(m, d):
-    if m is torch:
-        return torch.argmax(d["m"], dim=1)
+    if m is core.torch:
+        return core.torch.argmax(d["m"], dim=1)
     return m.argmax(d["m"], axis=1)
 
 
 def _sum_axis(axis):
     def f(m, d):
-        if m is torch:
-            return torch.sum(d["m"], dim=axis)
+        if m is core.torch:
+            return core.torch.sum(d["m"], dim=axis)
         return m.sum(d["m"], axis=axis)
     return f
 
 
 def _vector_norm1(m, d):
-    if m is torch:
-        return torch.linalg.vector_norm(d["m"], dim=1)
-    if m is cp:
-        return cp.linalg.norm(d["m"], axis=1)
+    if m is core.torch:
+        return core.torch.linalg.vector_norm(d["m"], dim=1)
+    if m is core.cp:
+        return core.cp.linalg.norm(d["m"], axis=1)
     return m.linalg.vector_norm(d["m"], axis=1)
 
 
 def _transpose_add(m, d):
-    if m is xp:
+    if m is core.xp:
         mt = getattr(d["m"], "mT", None)
         if mt is None:
             mt = d["m"].T
@@ -289,9 +127,9 @@ def _fft(m, d):
 
 
 def _spd(n):
-    r = _rng(7).standard_normal((n, n), dtype=cp.float64)
+    r = _rng(7).standard_normal((n, n), dtype=core.cp.float64)
     a = r @ r.T
-    a += n * cp.eye(n, dtype=cp.float64)
+    a += n * core.cp.eye(n, dtype=core.cp.float64)
     return a
 
 
@@ -308,7 +146,7 @@ def _kept_mask_bytes(d):
 
 def _uniform_mask(frac, seed=11):
     def make():
-        u = _rng(seed).random(N28, dtype=cp.float32)
+        u = _rng(seed).random(N28, dtype=core.cp.float32)
         m = u < frac
         del u
         return {"a": randn(N28), "m": m}
@@ -316,8 +154,8 @@ def _uniform_mask(frac, seed=11):
 
 
 def _take_along_axis(m, d):
-    if m is torch:
-        return torch.gather(d["x"], 1, d["i"])
+    if m is core.torch:
+        return core.torch.gather(d["x"], 1, d["i"])
     return m.take_along_axis(d["x"], d["i"], axis=1)
 
 
@@ -345,27 +183,27 @@ def indexing_cases():
              same(lambda m, d: d["a"][d["m"]]), nbytes=_kept_mask_bytes,
              target=("best", 1.0, "<= 1.0x best"), group=g),
         Case("a[idx] 2^26 random int64 idx", "take64M",
-             lambda: {"a": randn(N26), "idx": _rng(3).integers(0, N26, N26, dtype=cp.int64)},
+             lambda: {"a": randn(N26), "idx": _rng(3).integers(0, N26, N26, dtype=core.cp.int64)},
              same(lambda m, d: d["a"][d["idx"]]),
              nbytes=(i64 + 2 * f32) * N26, target=("best", 1.0, "<= 1.0x best"), group=g),
         Case("a[idx] = 1.0 2^26", "scatter64M",
-             lambda: {"a": randn(N26), "idx": _rng(3).integers(0, N26, N26, dtype=cp.int64)},
+             lambda: {"a": randn(N26), "idx": _rng(3).integers(0, N26, N26, dtype=core.cp.int64)},
              same(_setitem), nbytes=(i64 + f32) * N26, target=("best", 1.0, "<= 1.0x best"),
              group=g),
         # idx read, a[idx] read, output written
         Case("a[idx] 2^26 idx into 2^28", "take_2e26_of_2e28",
-             lambda: {"a": randn(N28), "idx": _rng(3).integers(0, N28, N26, dtype=cp.int64)},
+             lambda: {"a": randn(N28), "idx": _rng(3).integers(0, N28, N26, dtype=core.cp.int64)},
              same(lambda m, d: d["a"][d["idx"]]),
              nbytes=(i64 + 2 * f32) * N26, target=("best", 1.0, "<= 1.0x best"), group=g),
         # idx read, a[idx] written
         Case("a[idx] = 1.0 2^26 idx into 2^28", "scatter_2e26_of_2e28",
-             lambda: {"a": randn(N28), "idx": _rng(3).integers(0, N28, N26, dtype=cp.int64)},
+             lambda: {"a": randn(N28), "idx": _rng(3).integers(0, N28, N26, dtype=core.cp.int64)},
              same(_setitem), nbytes=(i64 + f32) * N26, target=("best", 1.0, "<= 1.0x best"),
              group=g),
         # rows read, rows written, the row indices read
         Case("m[rows] 2^16 rows of (2^20, 64), 10 calls per event pair", "row_gather",
              lambda: {"m": randn(ROWS_N * ROWS_W).reshape(ROWS_N, ROWS_W),
-                      "rows": _rng(4).integers(0, ROWS_N, ROWS_K, dtype=cp.int64)},
+                      "rows": _rng(4).integers(0, ROWS_N, ROWS_K, dtype=core.cp.int64)},
              same(lambda m, d: d["m"][d["rows"]]),
              nbytes=2 * ROWS_K * ROWS_W * f32 + i64 * ROWS_K,
              target=("pct_copy", 85.0, ">= 85% of copy bandwidth"), group=g, calls=10),
@@ -377,7 +215,7 @@ def indexing_cases():
         # indices read, the picked elements read, output written
         Case("take_along_axis (8192,8192) (8192,256)", "take_along_axis",
              lambda: {"x": randn(TA_N * TA_N).reshape(TA_N, TA_N),
-                      "i": _rng(5).integers(0, TA_N, (TA_N, TA_K), dtype=cp.int64)},
+                      "i": _rng(5).integers(0, TA_N, (TA_N, TA_K), dtype=core.cp.int64)},
              same(_take_along_axis), nbytes=(i64 + 2 * f32) * TA_N * TA_K,
              target=("best", 1.0, "<= 1.0x best"), group=g),
     ]
@@ -394,16 +232,16 @@ def sorting_cases():
     (r1, c1), (r2, c2) = SORT_ROWS
     return [
         Case("sort 2^26 float32", "sort64M", lambda: {"a": randn(N26)},
-             {"gparray": lambda m, d: xp.sort(d["a"]), "cupy": lambda m, d: cp.sort(d["a"]),
-              "torch": lambda m, d: _sort_torch(torch, d)},
+             {"gparray": lambda m, d: core.xp.sort(d["a"]), "cupy": lambda m, d: core.cp.sort(d["a"]),
+              "torch": lambda m, d: _sort_torch(core.torch, d)},
              nbytes=2 * f32 * N26, target=("cupy", 1.0, "<= 1.0x CuPy"), group=g),
         Case("argsort 2^26 float32", "argsort64M", lambda: {"a": randn(N26)},
              same(lambda m, d: m.argsort(d["a"])),
              nbytes=(f32 + i64) * N26, target=("best", 1.0, "<= 1.0x best"), group=g),
         Case("sort 2^26 int64 (full range)", "sort64M_i64",
-             lambda: {"a": _rng(6).integers(-2**62, 2**62, N26, dtype=cp.int64)},
-             {"gparray": lambda m, d: xp.sort(d["a"]), "cupy": lambda m, d: cp.sort(d["a"]),
-              "torch": lambda m, d: _sort_torch(torch, d)},
+             lambda: {"a": _rng(6).integers(-2**62, 2**62, N26, dtype=core.cp.int64)},
+             {"gparray": lambda m, d: core.xp.sort(d["a"]), "cupy": lambda m, d: core.cp.sort(d["a"]),
+              "torch": lambda m, d: _sort_torch(core.torch, d)},
              nbytes=2 * i64 * N26, target=("best", 1.0, "<= 1.0x best"), group=g),
         Case(f"sort axis 1 ({r1}, {c1}) float32", "sort_rows1024",
              lambda: {"m": randn(r1 * c1).reshape(r1, c1)}, same(_sort_axis1),
@@ -415,41 +253,41 @@ def sorting_cases():
 
 
 def _unique(m, d):
-    if m is cp:
-        return cp.unique(d["a"])
-    if m is torch:
-        return torch.unique(d["a"])
-    return xp.unique_values(d["a"])
+    if m is core.cp:
+        return core.cp.unique(d["a"])
+    if m is core.torch:
+        return core.torch.unique(d["a"])
+    return core.xp.unique_values(d["a"])
 
 
 def _unique_inverse(m, d):
-    if m is cp:
-        return cp.unique(d["a"], return_inverse=True)
-    if m is torch:
-        return torch.unique(d["a"], return_inverse=True)
-    return xp.unique_inverse(d["a"])
+    if m is core.cp:
+        return core.cp.unique(d["a"], return_inverse=True)
+    if m is core.torch:
+        return core.torch.unique(d["a"], return_inverse=True)
+    return core.xp.unique_inverse(d["a"])
 
 
 def _isin(m, d):
-    if m is cp:
-        return cp.isin(d["a"], d["t"])
-    if m is torch:
-        return torch.isin(d["a"], d["t"])
-    return xp.isin(d["a"], d["t"])
+    if m is core.cp:
+        return core.cp.isin(d["a"], d["t"])
+    if m is core.torch:
+        return core.torch.isin(d["a"], d["t"])
+    return core.xp.isin(d["a"], d["t"])
 
 
 def _unique_bytes(d):
     """a read, the unique values written (the sort's own traffic not counted)."""
-    return 4 * N24 + 4 * int(cp.unique(d["a"]).size)
+    return 4 * N24 + 4 * int(core.cp.unique(d["a"]).size)
 
 
 def _unique_inverse_bytes(d):
     """a read, the unique values and the int64 inverse written."""
-    return (4 + 8) * N24 + 4 * int(cp.unique(d["a"]).size)
+    return (4 + 8) * N24 + 4 * int(core.cp.unique(d["a"]).size)
 
 
 def _ints(n, hi, seed):
-    return lambda: {"a": _rng(seed).integers(0, hi, n, dtype=cp.int32)}
+    return lambda: {"a": _rng(seed).integers(0, hi, n, dtype=core.cp.int32)}
 
 
 def sets_cases():
@@ -462,8 +300,8 @@ def sets_cases():
              same(_unique_inverse), nbytes=_unique_inverse_bytes, target=("best", 1.0, "<= 1.0x best"), group=g),
         # a read, the bool result written, the table read once
         Case("isin int32 2^24 against 2^16 values", "isin16M",
-             lambda: {"a": _rng(7).integers(0, 2**20, N24, dtype=cp.int32),
-                      "t": _rng(8).integers(0, 2**20, 2**16, dtype=cp.int32)},
+             lambda: {"a": _rng(7).integers(0, 2**20, N24, dtype=core.cp.int32),
+                      "t": _rng(8).integers(0, 2**20, 2**16, dtype=core.cp.int32)},
              same(_isin), nbytes=(4 + 1) * N24 + 4 * 2**16, target=("best", 1.0, "<= 1.0x best"), group=g),
     ]
 
@@ -489,10 +327,10 @@ def _la_op(name, **kw):
     def f(m, d):
         args = (d["a"], d["b"]) if "b" in d else (d["a"],)
         kws = dict(kw)
-        if m is torch and "axis" in kws:
+        if m is core.torch and "axis" in kws:
             kws["dim"] = kws.pop("axis")
-        if m is cp and name == "vector_norm":       # CuPy has no vector_norm: norm is the 2-norm
-            return cp.linalg.norm(*args, **kws)
+        if m is core.cp and name == "vector_norm":       # CuPy has no vector_norm: norm is the 2-norm
+            return core.cp.linalg.norm(*args, **kws)
         return get(m)(*args, **kws)
     return f
 
@@ -507,20 +345,20 @@ def _gram(m, d):
 
 def _general(n, seed=8, dtype="float64"):
     """A well-conditioned general (n, n) matrix: standard normal plus n on the diagonal."""
-    a = _rng(seed).standard_normal((n, n), dtype=getattr(cp, dtype))
-    a += n * cp.eye(n, dtype=a.dtype)
+    a = _rng(seed).standard_normal((n, n), dtype=getattr(core.cp, dtype))
+    a += n * core.cp.eye(n, dtype=a.dtype)
     return a
 
 
 def _symmetric(n, seed=9):
-    r = _rng(seed).standard_normal((n, n), dtype=cp.float64)
+    r = _rng(seed).standard_normal((n, n), dtype=core.cp.float64)
     return (r + r.T) / 2
 
 
 def _small_inverses(batch, n, seed=10):
     """``batch`` well-conditioned (n, n) float32 matrices."""
-    a = _rng(seed).standard_normal((batch, n, n), dtype=cp.float32)
-    a += n * cp.eye(n, dtype=cp.float32)
+    a = _rng(seed).standard_normal((batch, n, n), dtype=core.cp.float32)
+    a += n * core.cp.eye(n, dtype=core.cp.float32)
     return a
 
 
@@ -584,13 +422,13 @@ FFT_CUBE = 256       # fftn: 256^3 complex64
 
 
 def _c64(n, seed=1):
-    return (randn(n, seed=seed) + 1j * randn(n, seed=seed + 1)).astype(cp.complex64)
+    return (randn(n, seed=seed) + 1j * randn(n, seed=seed + 1)).astype(core.cp.complex64)
 
 
 def _fft_axis(axis):
     def op(m, d):
-        if m is torch:
-            return torch.fft.fft(d["m"], dim=axis)
+        if m is core.torch:
+            return core.torch.fft.fft(d["m"], dim=axis)
         return m.fft.fft(d["m"], axis=axis)
     return op
 
@@ -628,10 +466,10 @@ def _col(fname, key="m"):
     """``fname`` over axis 0 of d[key]: std/var with correction 0 in every library."""
     def f(m, d):
         x = d[key]
-        if m is torch:
+        if m is core.torch:
             if fname in ("std", "var"):
-                return getattr(torch, fname)(x, dim=0, correction=0)
-            return getattr(torch, fname)(x, dim=0)
+                return getattr(core.torch, fname)(x, dim=0, correction=0)
+            return getattr(core.torch, fname)(x, dim=0)
         return getattr(m, fname)(x, axis=0)
     return f
 
@@ -713,10 +551,10 @@ def _concat0(m, d):
     parts = d.get("_parts")
     if parts is None:
         parts = d["_parts"] = [d[f"p{i}"] for i in range(d["count"])]
-    if m is torch:
-        return torch.cat(parts, dim=0)
-    if m is cp:
-        return cp.concatenate(parts, axis=0)
+    if m is core.torch:
+        return core.torch.cat(parts, dim=0)
+    if m is core.cp:
+        return core.cp.concatenate(parts, axis=0)
     return m.concat(parts, axis=0)
 
 
@@ -742,147 +580,6 @@ def join_cases():
     ]
 
 
-# --------------------------------------------------------------------------- timing
-
-def _events(lib):
-    if lib == "torch":
-        return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    return cp.cuda.Event(), cp.cuda.Event()
-
-
-def _elapsed_ms(lib, start, end):
-    if lib == "torch":
-        return start.elapsed_time(end)
-    return cp.cuda.get_elapsed_time(start, end)
-
-
-def time_gpu(lib, fn, warmup, repeat, calls=1):
-    """Median milliseconds of ``fn()`` between two CUDA events, after ``warmup`` calls;
-    ``calls`` > 1: that many calls back to back between the events, the time divided by it."""
-    for _ in range(warmup):
-        out = fn()
-        del out
-    sync()
-    start, end = _events(lib)
-    times = []
-    out = None
-    for _ in range(repeat):
-        start.record()
-        res = fn()
-        for _ in range(calls - 1):
-            res = fn()
-        end.record()
-        end.synchronize()
-        times.append(_elapsed_ms(lib, start, end) / calls)
-        out = res  # the previous result is freed after its timing, not inside the next one
-    del out
-    sync()
-    return statistics.median(times), times
-
-
-def _is_missing(exc) -> bool:
-    if isinstance(exc, (AttributeError, NotImplementedError, NotAvailable)):
-        return True
-    # gparray's "not supported yet" errors (e.g. integer/boolean array indices before they exist)
-    msg = str(exc).lower()
-    return isinstance(exc, (IndexError, TypeError, ValueError)) and (
-        "not supported yet" in msg or "not implemented" in msg)
-
-
-def run_gpu_case(case, libs, warmup, repeat, log):
-    row = {"case": case.name, "key": case.key, "unit": "ms", "target": case.target[2] if case.target else "",
-           "status": {}, "times": {}, "all_times": {}}
-    try:
-        data = case.make()
-        sync()
-    except Exception as exc:
-        log(f"[{case.name}] inputs failed: {_short(exc)}")
-        for lib in libs:
-            row["status"][lib] = f"error: inputs: {_short(exc)}"
-        return row
-    try:
-        if callable(case.nbytes):
-            row["bytes"] = int(case.nbytes(data))
-        elif case.nbytes is not None:
-            row["bytes"] = int(case.nbytes)
-        if case.flops is not None:
-            row["flops"] = float(case.flops)
-    except Exception as exc:
-        log(f"[{case.name}] byte count failed: {_short(exc)}")
-
-    for lib in libs:
-        if module_of(lib) is None:
-            row["status"][lib] = f"n/a ({_import_errors.get(lib, 'not imported')})"
-            continue
-        conv = None
-        try:
-            conv = {k: convert(lib, v) for k, v in data.items()}
-            if lib == "torch":
-                torch.cuda.synchronize()
-            m = module_of(lib)
-            op = case.ops[lib]
-            with native_allocator(lib):
-                ms, times = time_gpu(lib, lambda: op(m, conv), warmup, repeat)
-                if case.calls > 1:
-                    row.setdefault("one_call_ms", {})[lib] = ms
-                    ms, times = time_gpu(lib, lambda: op(m, conv), 1, repeat, case.calls)
-                    row["calls"] = case.calls
-            row["times"][lib] = ms
-            row["all_times"][lib] = [round(t, 5) for t in times]
-            row["status"][lib] = "ok"
-        except Exception as exc:
-            if lib == "gparray" and _is_missing(exc):
-                row["status"][lib] = f"n/a ({_short(exc)})"
-                log(f"[{case.name}] gparray: n/a ({_short(exc)})")
-            else:
-                row["status"][lib] = f"error: {_short(exc)}"
-                log(f"[{case.name}] {lib}: ERROR {_short(exc)}")
-                if os.environ.get("GPARRAY_BENCH_TRACEBACK"):
-                    traceback.print_exc()
-            try:
-                sync()
-            except Exception:
-                pass
-        finally:
-            conv = None
-            free_memory()
-    del data
-    free_memory()
-    return row
-
-
-def measure_copy_ceiling(warmup, repeat, log):
-    """GB/s of a device-to-device copy of 2^28 float32 (bytes read + written)."""
-    out = {}
-    nbytes = 4 * N28
-    try:
-        a = randn(N28)
-        b = cp.empty_like(a)
-
-        def memcpy():
-            b.data.copy_from_device_async(a.data, nbytes)
-        with native_allocator("cupy"):
-            ms, _ = time_gpu("cupy", memcpy, warmup, repeat)
-            out["cupy_memcpy_ms"] = ms
-            out["cupy_memcpy_GBps"] = 2 * nbytes / ms / 1e6
-            ms, _ = time_gpu("cupy", lambda: a.copy(), warmup, repeat)
-            out["cupy_copy_ms"] = ms
-            out["cupy_copy_GBps"] = 2 * nbytes / ms / 1e6
-        if torch is not None:
-            t = torch.from_dlpack(a)
-            ms, _ = time_gpu("torch", lambda: t.clone(), warmup, repeat)
-            out["torch_clone_ms"] = ms
-            out["torch_clone_GBps"] = 2 * nbytes / ms / 1e6
-            del t
-        a = b = None
-    except Exception as exc:
-        log(f"[copy ceiling] ERROR {_short(exc)}")
-    free_memory()
-    bws = [v for k, v in out.items() if k.endswith("GBps")]
-    out["ceiling_GBps"] = max(bws) if bws else None
-    return out
-
-
 # --------------------------------------------------------------------------- host transfers
 # (issue 17 item 3; ``--cases transfers`` runs only these rows)
 
@@ -895,46 +592,29 @@ TRANSFER_ROWS = (
 )
 
 
-def _wall_ms(fn, warmup, repeat):
-    """Median wall-clock milliseconds of ``fn()`` followed by a device synchronize (a
-    transfer that returns before its DMA is done, as CuPy's asarray, pays for the DMA)."""
-    for _ in range(warmup):
-        out = fn()
-        del out
-    sync()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        sync()
-        times.append((time.perf_counter() - t0) * 1e3)
-        del out
-    return statistics.median(times), times
-
-
 def _pinned_host(n):
     """A pinned NumPy float32 array of ``n`` elements (gparray's pinned_empty when gparray is
     there, else CuPy's pinned memory); every library's pinned rows read or write this one."""
-    fn = getattr(getattr(xp, "cuda", None), "pinned_empty", None) if xp is not None else None
+    fn = getattr(getattr(core.xp, "cuda", None), "pinned_empty", None) if core.xp is not None else None
     if callable(fn):
-        return fn((n,), xp.float32)
+        return fn((n,), core.xp.float32)
     import numpy
-    return numpy.frombuffer(cp.cuda.alloc_pinned_memory(4 * n), numpy.float32, n)
+    return numpy.frombuffer(core.cp.cuda.alloc_pinned_memory(4 * n), numpy.float32, n)
 
 
 def _transfer_ops(lib, host, pinned, dev):
     """(h2d_pageable, d2h_pageable, h2d_pinned, d2h_pinned) callables of ``lib``."""
     import numpy
     if lib == "gparray":
-        to_host = getattr(xp.cuda, "to_host", None)
+        to_host = getattr(core.xp.cuda, "to_host", None)
         if to_host is None:
             raise NotAvailable("gparray.cuda.to_host")
-        return (lambda: xp.asarray(host), lambda: numpy.from_dlpack(dev, device="cpu"),
-                lambda: xp.asarray(pinned), lambda: to_host(dev, out=pinned))
+        return (lambda: core.xp.asarray(host), lambda: numpy.from_dlpack(dev, device="cpu"),
+                lambda: core.xp.asarray(pinned), lambda: to_host(dev, out=pinned))
     if lib == "cupy":
-        return (lambda: cp.asarray(host), lambda: dev.get(),
-                lambda: cp.asarray(pinned), lambda: dev.get(out=pinned))
-    th, tp = torch.from_numpy(host), torch.from_numpy(pinned)
+        return (lambda: core.cp.asarray(host), lambda: dev.get(),
+                lambda: core.cp.asarray(pinned), lambda: dev.get(out=pinned))
+    th, tp = core.torch.from_numpy(host), core.torch.from_numpy(pinned)
     return (lambda: th.to("cuda"), lambda: dev.cpu().numpy(),
             lambda: tp.to("cuda"), lambda: tp.copy_(dev))
 
@@ -943,9 +623,9 @@ def _pinned_memcpy_ceiling(pinned, warmup, repeat):
     """GB/s of one cudaMemcpyAsync of the whole pinned buffer each way (and a stream
     synchronize), timed like the rows: the transfers' ceiling."""
     nbytes = pinned.nbytes
-    d = cp.empty(pinned.shape, dtype=cp.float32)
-    rt, src = cp.cuda.runtime, pinned.ctypes.data
-    s = cp.cuda.get_current_stream()
+    d = core.cp.empty(pinned.shape, dtype=core.cp.float32)
+    rt, src = core.cp.cuda.runtime, pinned.ctypes.data
+    s = core.cp.cuda.get_current_stream()
 
     def h2d():
         rt.memcpyAsync(d.data.ptr, src, nbytes, rt.memcpyHostToDevice, s.ptr)
@@ -1071,7 +751,7 @@ def host_small_add(libs, quick, log):
     row["_target"] = ("abs", 5.0)
     n_ops = 2000 if quick else 20000
     rounds = 3 if quick else 7
-    base = cp.ones(1, dtype=cp.float32)
+    base = core.cp.ones(1, dtype=core.cp.float32)
     # the loop written out (not _host_loop): the absolute target leaves no room for the
     # extra Python call a closure adds per operation
     for lib in libs:
@@ -1115,9 +795,9 @@ def host_small_index(libs, quick, log, setitem=False):
         op = _small_index_get
     row.update(unit="us", target="<= 1.3x PyTorch", status={}, times={}, group="indexing",
                _target=("torch", 1.3))
-    base_x = _rng(8).standard_normal(SMALL_N, dtype=cp.float32)
-    base_i = _rng(9).integers(0, SMALL_N, SMALL_K, dtype=cp.int64)
-    base_v = _rng(10).standard_normal(SMALL_K, dtype=cp.float32)
+    base_x = _rng(8).standard_normal(SMALL_N, dtype=core.cp.float32)
+    base_i = _rng(9).integers(0, SMALL_N, SMALL_K, dtype=core.cp.int64)
+    base_v = _rng(10).standard_normal(SMALL_K, dtype=core.cp.float32)
 
     def prepare(lib):
         x, i, v = convert(lib, base_x.copy()), convert(lib, base_i.copy()), convert(lib, base_v.copy())
@@ -1147,8 +827,8 @@ def host_small_matmul(libs, quick, log):
     row = {"case": "a @ b 2x2 float32, host time/op", "key": "small_matmul_us_per_op", "unit": "us",
            "target": "<= 1.3x PyTorch", "status": {}, "times": {}, "group": "linalg",
            "_target": ("torch", 1.3)}
-    base_a = _rng(12).standard_normal((2, 2), dtype=cp.float32)
-    base_b = _rng(13).standard_normal((2, 2), dtype=cp.float32)
+    base_a = _rng(12).standard_normal((2, 2), dtype=core.cp.float32)
+    base_b = _rng(13).standard_normal((2, 2), dtype=core.cp.float32)
 
     def prepare(lib):
         a, b = convert(lib, base_a.copy()), convert(lib, base_b.copy())
@@ -1169,12 +849,12 @@ def _best_of(pair, n, repeat=5):
 
 
 def _bench_pool_cupy(n, nbytes):
-    pool = cp.cuda.MemoryPool()
+    pool = core.cp.cuda.MemoryPool()
     return _best_of(lambda: pool.malloc(nbytes), n)  # the pointer is dropped at once: freed
 
 
 def _bench_pool_torch(n, nbytes):
-    alloc, free = torch.cuda.caching_allocator_alloc, torch.cuda.caching_allocator_delete
+    alloc, free = core.torch.cuda.caching_allocator_alloc, core.torch.cuda.caching_allocator_delete
     return _best_of(lambda: free(alloc(nbytes)), n)
 
 
@@ -1330,65 +1010,6 @@ def startup_rows(libs, quick, log):
 
 # --------------------------------------------------------------------------- report
 
-def _target_met(row, case_target):
-    gp = row["times"].get("gparray")
-    if gp is None or not case_target:
-        return None
-    anchor, factor = case_target[0], case_target[1]
-    if anchor == "abs":
-        return gp <= factor
-    if anchor == "ratio":   # a ratio of two gparray figures the row computed itself
-        return None if row.get("ratio") is None else row["ratio"] <= factor
-    if anchor == "pct_copy":
-        pct = row.get("pct_copy_bw")
-        return None if pct is None else pct >= factor
-    if anchor == "best":
-        refs = [row["times"][k] for k in ("cupy", "torch") if k in row["times"]]
-        ref = min(refs) if refs else None
-    else:
-        ref = row["times"].get(anchor)
-    if ref is None:
-        return None
-    return gp <= factor * ref
-
-
-def finish_row(row, case_target, ceiling):
-    t = row["times"]
-    gp = t.get("gparray")
-    row["ratio_vs_cupy"] = gp / t["cupy"] if gp and t.get("cupy") else None
-    row["ratio_vs_torch"] = gp / t["torch"] if gp and t.get("torch") else None
-    if row["unit"] == "ms":
-        if row.get("bytes"):
-            row["GBps"] = {k: row["bytes"] / v / 1e6 for k, v in t.items() if v}
-            if ceiling and gp:
-                row["pct_copy_bw"] = 100.0 * row["GBps"]["gparray"] / ceiling
-        if row.get("flops"):
-            row["TFLOPs"] = {k: row["flops"] / v / 1e9 for k, v in t.items() if v}
-    row["target_met"] = _target_met(row, case_target)
-    return row
-
-
-def _fmt_time(v, unit):
-    if v is None:
-        return None
-    if unit == "ms":
-        return f"{v:.3f}" if v < 100 else f"{v:.1f}"
-    if unit == "us":
-        return f"{v:.2f}us"
-    return f"{v:.3f}s"
-
-
-def _cell(row, lib):
-    st = row["status"].get(lib)
-    if st is None:
-        return "-"
-    if st == "ok":
-        return _fmt_time(row["times"][lib], row["unit"])
-    if st.startswith("n/a"):
-        return "n/a"
-    return "ERR"
-
-
 def print_table(rows, meta):
     head = ("case", "gparray ms", "cupy ms", "torch ms", "vs cupy", "vs torch", "GB/s", "%copy",
             "target", "met")
@@ -1447,24 +1068,24 @@ def environment():
         meta["numpy"] = numpy.__version__
     except Exception:
         pass
-    if cp is not None:
-        meta["cupy"] = cp.__version__
+    if core.cp is not None:
+        meta["cupy"] = core.cp.__version__
         try:
-            props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+            props = core.cp.cuda.runtime.getDeviceProperties(core.cp.cuda.Device().id)
             name = props["name"]
             meta["gpu"] = name.decode() if isinstance(name, bytes) else str(name)
-            meta["driver"] = cp.cuda.runtime.driverGetVersion()
-            meta["runtime"] = cp.cuda.runtime.runtimeGetVersion()
+            meta["driver"] = core.cp.cuda.runtime.driverGetVersion()
+            meta["runtime"] = core.cp.cuda.runtime.runtimeGetVersion()
         except Exception as exc:
             meta["gpu"] = f"unknown ({_short(exc)})"
-    if torch is not None:
-        meta["torch"] = torch.__version__
-    if xp is not None:
-        meta["gparray"] = getattr(xp, "__version__", "?")
+    if core.torch is not None:
+        meta["torch"] = core.torch.__version__
+    if core.xp is not None:
+        meta["gparray"] = getattr(core.xp, "__version__", "?")
     meta["tf32"] = {"CUPY_TF32": os.environ.get("CUPY_TF32", ""),
                     "GPARRAY_ALLOW_TF32": os.environ.get("GPARRAY_ALLOW_TF32", ""),
                     "torch.backends.cuda.matmul.allow_tf32":
-                        bool(torch.backends.cuda.matmul.allow_tf32) if torch is not None else None}
+                        bool(core.torch.backends.cuda.matmul.allow_tf32) if core.torch is not None else None}
     meta["import_errors"] = dict(_import_errors)
     return meta
 
@@ -1529,11 +1150,11 @@ def main(argv=None):
         print(msg, flush=True)
 
     _import_libs(libs)
-    if cp is None:
+    if core.cp is None:
         print(f"bench: CuPy is needed to build the inputs and time them: {_import_errors.get('cupy')}")
         return 1
     try:
-        ndev = cp.cuda.runtime.getDeviceCount()
+        ndev = core.cp.cuda.runtime.getDeviceCount()
     except Exception as exc:
         ndev = 0
         log(f"bench: {_short(exc)}")
@@ -1567,7 +1188,7 @@ def main(argv=None):
 
     rows += transfer_rows(libs, warmup, repeat, log, wanted)   # finished rows (their own ceiling)
     # two GPUs (finished rows; with one GPU the group says why and gives none)
-    rows += multigpu_rows.rows(sys.modules[__name__], libs, warmup, repeat, log, wanted)
+    rows += multigpu_rows.rows(core, libs, warmup, repeat, log, wanted)
 
     host_rows = []
     if wanted(*host_names[0]):
@@ -1583,11 +1204,11 @@ def main(argv=None):
     if wanted(*host_fft_name):
         host_rows.append(host_small_fft(libs, args.quick, log))
     want_off, want_on = wanted(*runtime_names[0]), wanted(*runtime_names[1])
-    if (want_off or want_on) and "gparray" in libs and xp is not None:
+    if (want_off or want_on) and "gparray" in libs and core.xp is not None:
         # first of the rows that enter a profile: its baseline is taken before any profile
-        host_rows += runtime_rows.profiling_rows(xp, args.quick, log, sync, want_off, want_on)
+        host_rows += runtime_rows.profiling_rows(core.xp, args.quick, log, sync, want_off, want_on)
     if wanted(*runtime_names[2]):
-        host_rows.append(runtime_rows.user_kernel_row(xp, cp, libs, args.quick, log, sync))
+        host_rows.append(runtime_rows.user_kernel_row(core.xp, core.cp, libs, args.quick, log, sync))
     if not args.no_startup and any(wanted(n, k) for n, k in host_names[2:]):
         host_rows += [r for r in startup_rows(libs, args.quick, log) if wanted(r["case"], r["key"])]
     for row in host_rows:

@@ -9,7 +9,7 @@ with fewer the group prints why and gives no rows.
   and the ceiling measured in the same run: one raw ``cudaMemcpyPeerAsync`` into a buffer
   allocated once. Peer access is enabled both ways first where the GPUs allow it (CuPy does
   so at its first peer copy anyway), so every library copies under the same setting.
-  Every copy is timed alike, with bench.py's ``time_gpu`` (CUDA events) on the source
+  Every copy is timed alike, with bench_core's ``time_gpu`` (CUDA events) on the source
   device's current stream; inside the timed call the destination's current stream first
   waits for the source's and at the end the source's waits for the destination's, so the
   copy lies between the events whichever stream the library queued it on (two event
@@ -147,7 +147,7 @@ def _free(b, *devs) -> None:
 
 
 def _time_move(b, lib, op, src, dst, warmup, repeat):
-    """bench.time_gpu of ``op`` between events of ``src``, with the destination joined."""
+    """bench_core.time_gpu of ``op`` between events of ``src``, with the destination joined."""
     with _on(b, src), b.native_allocator(lib):
         return b.time_gpu(lib, _Join(b, lib, src, dst).wrap(op), warmup, repeat)
 
@@ -293,7 +293,7 @@ def _add_rows(b, want, libs, warmup, repeat, log) -> list:
 
 def rows(b, libs, warmup, repeat, log, wanted) -> list:
     """The finished rows of the group that ``wanted(name, key, group)`` selects; ``b``: the
-    bench.py module (its libraries and timing helpers)."""
+    bench_core module (its libraries, timing and row helpers)."""
     want = {i for i, (name, key) in enumerate(NAMES) if wanted(name, key, GROUP)}
     if not want:
         return []
