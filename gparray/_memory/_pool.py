@@ -48,18 +48,21 @@ no new stream can get the handle before the pool has re-owned its segments.
 from __future__ import annotations
 
 import bisect
-import gc
-import os
-import sys
 import threading
 
 from . import _retire
-from ._blocks import (_ALLOC, _DEAD, _FREE, _PENDING, LARGE_ROUND, ROUND, SMALL_REQUEST,
-                      SMALL_SEGMENT, Block, PyBlock, _Arena, _Chunk, _empty_block, _make_block,
-                      _py_block, _Retirement, _Segment)
-from ._limits import ENV_LIMIT, OutOfMemoryError, _fmt_bytes, parse_memory_limit, resolve_limit
+from ._blocks import (_ALLOC, _DEAD, _FREE, SMALL_REQUEST, Block, _Arena, _Chunk, _make_block,
+                      _Retirement)
+from ._limits import _fmt_bytes, resolve_limit
+from ._pool_device import _DeviceMixin, _NoReuseList
 from ._pool_stats import _StatsMixin
 from ._pool_streams import _StreamsMixin
+
+# re-exported: gparray._memory, _cupy_backend and the tests import these from _pool
+from ._blocks import (_PENDING, LARGE_ROUND, ROUND, SMALL_SEGMENT, PyBlock,  # noqa: F401
+                      _empty_block, _py_block)
+from ._limits import ENV_LIMIT, OutOfMemoryError, parse_memory_limit  # noqa: F401
+from ._pool_device import ENV_NO_CACHING, no_caching_from_env  # noqa: F401
 
 __all__ = [
     "Block", "CachingPool", "OutOfMemoryError", "parse_memory_limit", "resolve_limit",
@@ -67,11 +70,10 @@ __all__ = [
     "no_caching_from_env",
 ]
 
-ENV_NO_CACHING = "GPARRAY_NO_CACHING"
 
 # --------------------------------------------------------------------------- the pool
 
-class CachingPool(_StreamsMixin, _StatsMixin):
+class CachingPool(_DeviceMixin, _StreamsMixin, _StatsMixin):
     """A caching allocator over ``raw_malloc``/``raw_free`` for one device.
 
     Parameters
@@ -264,44 +266,6 @@ class CachingPool(_StreamsMixin, _StatsMixin):
             ar = self._arenas[(stream, small)] = _Arena(stream, small)
         return ar
 
-    def _malloc_uncached(self, nbytes, stream):
-        """no_caching: one raw allocation of exactly ``nbytes`` (a segment of one chunk)."""
-        small = nbytes <= SMALL_REQUEST
-        for attempt in (0, 1):
-            if self._limit is None or self._reserved + nbytes <= self._limit:
-                try:
-                    ptr = self._raw_malloc(nbytes)
-                    break
-                except MemoryError:
-                    pass
-            if attempt == 0:   # unreachable arrays give their blocks back, then once more
-                self._n_retries += 1
-                gc.collect()
-                self._drain_deferred()
-        else:
-            self._n_ooms += 1
-            raise self._oom_error(nbytes, nbytes, stream)
-        c = self._new_segment(self._arena(stream, small), ptr, nbytes)
-        c.state = _ALLOC
-        return c
-
-    def _free_uncached(self, c):
-        """no_caching: give chunk ``c``'s own allocation back to the device at once. The
-        device is synchronized first: a kernel queued before the free may still use it."""
-        c.state = _DEAD
-        seg = c.seg
-        self._segments.pop(seg.ptr, None)
-        self._reserved -= seg.size
-        self._n_free += 1
-        if seg.arena.retired is not None:
-            _retire.segment_left(self, seg.arena)
-        seg.arena = None
-        if sys.is_finalizing():   # interpreter exit: CuPy is being torn down; the process's
-            return                # end returns the memory
-        if self._synchronize is not None:
-            self._synchronize()
-        self._raw_free(seg.ptr)
-
     def _find_cached(self, ar, size):
         """A free chunk of ``ar`` (taken off its bin) of at least ``size``, or None."""
         c = self._best_fit(ar, size)
@@ -401,92 +365,6 @@ class CachingPool(_StreamsMixin, _StatsMixin):
             if ar.dirty:
                 self._coalesce(ar)
 
-    # ------------------------------------------------------------------ growing, releasing
-    def _grow(self, ar, size):
-        """Get a new segment from the device for a request of ``size``; its chunk or None."""
-        small = ar.small
-        if small:
-            wanted = SMALL_SEGMENT
-        else:
-            wanted = -(-size // LARGE_ROUND) * LARGE_ROUND
-        for seg_size in ((wanted, size) if wanted != size else (size,)):
-            if self._limit is not None and self._reserved + seg_size > self._limit:
-                continue
-            try:
-                ptr = self._raw_malloc(seg_size)
-            except MemoryError:
-                continue
-            return self._new_segment(ar, ptr, seg_size)
-        return None
-
-    def _new_segment(self, ar, ptr, seg_size):
-        seg = _Segment(ptr, seg_size, ar.small, ar.stream, ar)
-        c = _Chunk(ptr, seg_size, seg, None, None, _FREE, ar)
-        seg.head = c
-        self._segments[ptr] = seg
-        self._n_malloc += 1
-        self._reserved += seg_size
-        if self._reserved > self._reserved_peak:
-            self._reserved_peak = self._reserved
-        if len(self._segments) > self._segment_peak:
-            self._segment_peak = len(self._segments)
-        return c
-
-    def _release_cached(self, collect=False):
-        """Return every entirely free segment to the device.
-
-        Synchronizes first (if the backend can), which completes all pending events; with
-        ``collect`` also runs ``gc.collect()`` so unreachable arrays give their blocks back.
-        """
-        if self._synchronize is not None:
-            self._synchronize()
-            self._poll_pending(force=True)
-        else:
-            self._poll_pending()
-        if collect:
-            gc.collect()
-            self._drain_deferred()
-        self._coalesce_all()
-        doomed = []
-        touched = {}
-        for seg in self._segments.values():
-            c = seg.head
-            if c.next is None and c.state == _FREE:
-                doomed.append(seg)
-                if seg.arena is not None:
-                    ar = seg.arena
-                    if seg.dirty:
-                        seg.dirty = False
-                        ar.dirty.remove(seg)
-                    touched.setdefault(id(ar), (ar, set()))[1].add(c.size)
-                c.state = _DEAD
-        for ar, sizes in touched.values():
-            self._compact(ar, sizes)
-        for kind in (True, False):
-            self._idle[kind] = [s for s in self._idle[kind] if s.head.state != _DEAD]
-        error = None
-        for seg in doomed:
-            del self._segments[seg.ptr]
-            self._reserved -= seg.size
-            seg.arena = None
-            try:
-                self._raw_free(seg.ptr)
-            except Exception as exc:   # keep the pool consistent; report the first one
-                error = error or exc
-            self._n_free += 1
-        if error is not None:
-            raise error
-        return len(doomed)
-
-    def empty_cache(self) -> int:
-        """Return every unused cached segment to the device; the number of segments freed."""
-        self._lock.acquire()
-        try:
-            self._drain_deferred()
-            return self._release_cached()
-        finally:
-            self._lock.release()
-
     # ------------------------------------------------------------------ limit
     @property
     def limit(self) -> int | None:
@@ -519,17 +397,6 @@ class CachingPool(_StreamsMixin, _StatsMixin):
     def __repr__(self):
         return (f"<gparray CachingPool cuda:{self.device_id} allocated={self._allocated} "
                 f"reserved={self._reserved} segments={len(self._segments)}>")
-
-
-class _NoReuseList(list):
-    """The deferred-free queue of a no-caching pool: not an exact list, so the compiled
-    Block frees through ``_release`` at once and the compiled fast path never takes a
-    freed chunk back (both look for an exact list)."""
-
-
-def no_caching_from_env() -> bool:
-    """True when ``GPARRAY_NO_CACHING`` is set to anything but "", "0", "false", "no", "off"."""
-    return os.environ.get(ENV_NO_CACHING, "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def _no_event(stream):
