@@ -5,6 +5,20 @@ an injected raw allocator (``raw_malloc(nbytes) -> address`` / ``raw_free(addres
 CPU test tier can drive it over a fake address space. The CuPy glue lives in
 ``_cupy_backend.py``.
 
+Modules
+-------
+This module has :class:`CachingPool` with its hot path (``malloc``, ``_release``,
+``_free_locked``, ``_drain_deferred``) and the carving of free blocks (best fit, split,
+coalescing). Its bases hold the rest, as methods of the same object: ``_pool_device.py``
+(growing, giving cached segments back to the device, the out-of-memory retry, the
+no-caching mode), ``_pool_streams.py`` (segments moving between streams, ``retire_stream``;
+``_retire.py`` has the retirement itself) and ``_pool_stats.py`` (statistics, snapshots, the
+out-of-memory error and its message). ``_blocks.py`` has :class:`Block` and the internal
+nodes, ``_limits.py`` the limit parsing and :class:`OutOfMemoryError`; this module re-exports
+the names other modules import from it. The C extension uses the pool's ``malloc``,
+``_release`` and ``_deferred`` (a list of ``(chunk, nbytes)``, exact unless no-caching) by
+name.
+
 Layout
 ------
 * Request sizes are rounded up to 512 bytes.
