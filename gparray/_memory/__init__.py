@@ -15,8 +15,9 @@ The interface the rest of gparray uses:
 * :class:`OutOfMemoryError` (a MemoryError).
 
 Importing this package does not import CuPy; the first pool does. The pool logic is in
-``_pool.py`` (pure Python), the CUDA glue in ``_cupy_backend.py``; pinned host memory
-(``pinned_empty``, ``is_pinned``, the staging buffers of host transfers) in ``_host.py``.
+``_pool.py`` and the modules it names (pure Python), the CUDA glue in ``_cupy_backend.py``;
+pinned host memory (``pinned_empty``, ``is_pinned``, the staging buffers of host transfers)
+in ``_host.py``.
 """
 from __future__ import annotations
 

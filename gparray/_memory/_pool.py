@@ -5,6 +5,20 @@ an injected raw allocator (``raw_malloc(nbytes) -> address`` / ``raw_free(addres
 CPU test tier can drive it over a fake address space. The CuPy glue lives in
 ``_cupy_backend.py``.
 
+Modules
+-------
+This module has :class:`CachingPool` with its hot path (``malloc``, ``_release``,
+``_free_locked``, ``_drain_deferred``) and the carving of free blocks (best fit, split,
+coalescing). Its bases hold the rest, as methods of the same object: ``_pool_device.py``
+(growing, giving cached segments back to the device, the out-of-memory retry, the
+no-caching mode), ``_pool_streams.py`` (segments moving between streams, ``retire_stream``;
+``_retire.py`` has the retirement itself) and ``_pool_stats.py`` (statistics, snapshots, the
+out-of-memory error and its message). ``_blocks.py`` has :class:`Block` and the internal
+nodes, ``_limits.py`` the limit parsing and :class:`OutOfMemoryError`; this module re-exports
+the names other modules import from it. The C extension uses the pool's ``malloc``,
+``_release`` and ``_deferred`` (a list of ``(chunk, nbytes)``, exact unless no-caching) by
+name.
+
 Layout
 ------
 * Request sizes are rounded up to 512 bytes.
@@ -48,11 +62,21 @@ no new stream can get the handle before the pool has re-owned its segments.
 from __future__ import annotations
 
 import bisect
-import gc
-import os
-import re
-import sys
 import threading
+
+from . import _retire
+from ._blocks import (_ALLOC, _DEAD, _FREE, SMALL_REQUEST, Block, _Arena, _Chunk, _make_block,
+                      _Retirement)
+from ._limits import _fmt_bytes, resolve_limit
+from ._pool_device import _DeviceMixin, _NoReuseList
+from ._pool_stats import _StatsMixin
+from ._pool_streams import _StreamsMixin
+
+# re-exported: gparray._memory, _cupy_backend and the tests import these from _pool
+from ._blocks import (_PENDING, LARGE_ROUND, ROUND, SMALL_SEGMENT, PyBlock,  # noqa: F401
+                      _empty_block, _py_block)
+from ._limits import ENV_LIMIT, OutOfMemoryError, parse_memory_limit  # noqa: F401
+from ._pool_device import ENV_NO_CACHING, no_caching_from_env  # noqa: F401
 
 __all__ = [
     "Block", "CachingPool", "OutOfMemoryError", "parse_memory_limit", "resolve_limit",
@@ -60,241 +84,10 @@ __all__ = [
     "no_caching_from_env",
 ]
 
-ROUND = 512                    # every block size is a multiple of this
-SMALL_REQUEST = 1 << 20        # requests up to this size are "small"
-SMALL_SEGMENT = 2 << 20        # small requests are carved from segments of this size
-LARGE_ROUND = 2 << 20          # large segments are rounded up to a multiple of this
-ENV_LIMIT = "GPARRAY_MEMORY_LIMIT"
-ENV_NO_CACHING = "GPARRAY_NO_CACHING"
-
-# Block states (ints: cheap to compare on the fast path).
-_FREE, _ALLOC, _PENDING, _DEAD = 0, 1, 2, 3
-_STATE_NAMES = {_FREE: "free", _ALLOC: "allocated", _PENDING: "pending"}
-
-
-class OutOfMemoryError(MemoryError):
-    """The pool could not get enough device memory (or the memory limit forbids it).
-
-    Raised after the pool has returned every unused cached segment to the device, run
-    ``gc.collect()`` and retried once. ``requested`` is the size asked for (bytes) and
-    ``stats`` the pool statistics (:meth:`CachingPool.stats`) at the time of the failure.
-    """
-
-    def __init__(self, message: str, requested: int = 0, stats: dict | None = None):
-        super().__init__(message)
-        self.requested = requested
-        self.stats = dict(stats or {})
-
-
-class Block:
-    """A piece of device memory handed out by a pool.
-
-    Attributes: ``ptr`` (device address, 0 for an empty block), ``size`` (bytes reserved for
-    it: the request rounded up to 512), ``nbytes`` (bytes requested), ``device_id`` and
-    ``stream`` (the stream it was allocated on). The memory goes back to its pool when the
-    Block is garbage collected or on :meth:`free` (idempotent). Using ``ptr`` after that is a
-    use-after-free: the pool may hand the memory out again.
-    """
-
-    __slots__ = ("ptr", "size", "nbytes", "device_id", "stream", "_chunk", "_pool")
-
-    def free(self) -> None:
-        """Give the memory back to the pool now (later calls do nothing)."""
-        c = self._chunk
-        if c is not None:
-            self._chunk = None
-            self._pool._release(c, self.nbytes)
-
-    __del__ = free
-
-    @property
-    def freed(self) -> bool:
-        """True once the block has been given back (always False for an empty block)."""
-        return self._chunk is None and self.ptr != 0
-
-    def __repr__(self):
-        state = "freed" if self.freed else "live"
-        return (f"<gparray Block ptr=0x{self.ptr:x} size={self.size} nbytes={self.nbytes} "
-                f"device={self.device_id} stream={self.stream} {state}>")
-
-
-def _py_block(ptr, size, nbytes, device_id, stream, chunk, pool) -> Block:
-    b = _new_block(PyBlock)
-    b.ptr = ptr
-    b.size = size
-    b.nbytes = nbytes
-    b.device_id = device_id
-    b.stream = stream
-    b._chunk = chunk
-    b._pool = pool
-    return b
-
-
-def _compiled_block():
-    """The same Block in C (gparray._kernels._claunch, when built): one constructor call
-    instead of seven attribute stores, and no Python frame when it is freed."""
-    if os.environ.get("GPARRAY_PY_LAUNCH", "") not in ("", "0"):
-        return None
-    try:
-        from .._kernels._claunch import Block as CBlock
-    except ImportError:
-        return None
-    return CBlock
-
-
-_new_block = Block.__new__
-PyBlock = Block
-Block = _compiled_block() or PyBlock
-_make_block = Block if Block is not PyBlock else _py_block
-
-
-def _empty_block(nbytes: int, device_id: int, stream) -> Block:
-    """A Block that owns nothing (ptr 0), for zero-byte requests."""
-    return _make_block(0, 0, nbytes, device_id, stream, None, None)
-
-
-class _Segment:
-    """One raw device allocation; its blocks form a doubly linked list from ``head``."""
-
-    __slots__ = ("ptr", "size", "small", "stream", "arena", "head", "dirty")
-
-    def __init__(self, ptr, size, small, stream, arena):
-        self.ptr = ptr
-        self.size = size
-        self.small = small
-        self.stream = stream      # owner stream; None while idle
-        self.arena = arena        # owning _Arena; None while pending or idle
-        self.head = None
-        self.dirty = False        # True iff listed in arena.dirty (may have mergeable blocks)
-
-
-class _Chunk:
-    """A block inside a segment (internal node; the public handle is Block)."""
-
-    __slots__ = ("ptr", "size", "seg", "prev", "next", "state", "arena")
-
-    def __init__(self, ptr, size, seg, prev, nxt, state, arena):
-        self.ptr = ptr
-        self.size = size
-        self.seg = seg
-        self.prev = prev
-        self.next = nxt
-        self.state = state
-        self.arena = arena
-
-
-class _Arena:
-    """Free blocks of one (stream, kind): exact-size bins plus the sorted bin sizes."""
-
-    __slots__ = ("stream", "small", "bins", "sizes", "dirty", "retired")
-
-    def __init__(self, stream, small):
-        self.stream = stream
-        self.small = small
-        self.bins = {}     # size -> list of free _Chunk (may be empty; pruned lazily)
-        self.sizes = []    # sorted keys of bins
-        self.dirty = []    # segments with frees since their last coalescing
-        self.retired = None  # a retired stream's arena: its _retire.Retired record
-
-
-class _Retirement:
-    """A retirement queued on the deferred list (``retire_stream`` found the lock taken);
-    ``keep`` (the stream object) stays alive until the pool applies it."""
-
-    __slots__ = ("stream", "event", "keep")
-
-    def __init__(self, stream, event, keep):
-        self.stream = stream
-        self.event = event
-        self.keep = keep
-
-
-def _fmt_bytes(n) -> str:
-    """Human-readable byte count: '4.00 MiB (4194304 bytes)'."""
-    if n is None:
-        return "unknown"
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale:
-            return f"{n / scale:.2f} {unit} ({n} bytes)"
-    return f"{n} bytes"
-
-
-# --------------------------------------------------------------------------- limits
-
-_UNITS = {
-    "": 1, "b": 1,
-    "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-    "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40,
-    "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
-}
-_LIMIT_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-zA-Z]*|%)\s*$")
-
-
-def parse_memory_limit(text: str, total_memory: int | None = None,
-                       name: str = ENV_LIMIT) -> int | None:
-    """Parse a memory limit string into bytes (None = no limit).
-
-    Accepts plain bytes ("1000"), SI units ("8GB" = 8e9, "500MB", "1kB"), IEC units
-    ("512MiB", "8GiB"; "8G" and "512M" mean the same), and a percentage of the device's
-    total memory ("80%", needs ``total_memory``). "", "0", "none" and "unlimited" mean no
-    limit. Raises ValueError naming ``name`` (GPARRAY_MEMORY_LIMIT) for anything else.
-    """
-    s = str(text).strip()
-    if s.lower() in ("", "0", "none", "unlimited", "off"):
-        return None
-    m = _LIMIT_RE.match(s)
-    if m is None:
-        raise ValueError(f"{name}: cannot parse memory limit {text!r}; expected bytes "
-                         "('1000'), a size ('8GB', '512MiB') or a percentage ('80%')")
-    value, unit = float(m.group(1)), m.group(2).lower()
-    if unit == "%":
-        if not 0 < value <= 100:
-            raise ValueError(f"{name}: a percentage limit must be in (0, 100], got {text!r}")
-        if total_memory is None:
-            raise ValueError(f"{name}: {text!r} is a percentage but the device's total "
-                             "memory is unknown")
-        return max(int(total_memory * value / 100), 1)
-    if unit not in _UNITS:
-        raise ValueError(f"{name}: unknown unit {m.group(2)!r} in {text!r}; use B, KB, MB, "
-                         "GB, TB, KiB, MiB, GiB, TiB or %")
-    nbytes = int(value * _UNITS[unit])
-    return nbytes or None
-
-
-def resolve_limit(limit, total_memory: int | None, name: str = "set_memory_limit"):
-    """Turn a limit argument into bytes or None (no limit).
-
-    ``limit`` may be None or 0 (no limit), an int number of bytes, a float in (0, 1]
-    (fraction of ``total_memory``) or a string understood by :func:`parse_memory_limit`.
-    """
-    if limit is None:
-        return None
-    if isinstance(limit, bool):
-        raise TypeError(f"{name}: expected bytes (int), a fraction (float) or None, got {limit!r}")
-    if isinstance(limit, str):
-        return parse_memory_limit(limit, total_memory, name)
-    if isinstance(limit, float):
-        if limit == 0:
-            return None
-        if not 0 < limit <= 1:
-            raise ValueError(f"{name}: a fractional limit must be in (0, 1], got {limit!r}")
-        if total_memory is None:
-            raise ValueError(f"{name}: a fractional limit needs the device's total memory, "
-                             "which is unknown")
-        return max(int(total_memory * limit), 1)
-    try:
-        n = int(limit.__index__())
-    except AttributeError:
-        raise TypeError(f"{name}: expected bytes (int), a fraction (float) or None, "
-                        f"got {type(limit).__name__}") from None
-    if n < 0:
-        raise ValueError(f"{name}: the limit must be >= 0 bytes, got {n}")
-    return n or None
-
 
 # --------------------------------------------------------------------------- the pool
 
-class CachingPool:
+class CachingPool(_DeviceMixin, _StreamsMixin, _StatsMixin):
     """A caching allocator over ``raw_malloc``/``raw_free`` for one device.
 
     Parameters
@@ -487,44 +280,6 @@ class CachingPool:
             ar = self._arenas[(stream, small)] = _Arena(stream, small)
         return ar
 
-    def _malloc_uncached(self, nbytes, stream):
-        """no_caching: one raw allocation of exactly ``nbytes`` (a segment of one chunk)."""
-        small = nbytes <= SMALL_REQUEST
-        for attempt in (0, 1):
-            if self._limit is None or self._reserved + nbytes <= self._limit:
-                try:
-                    ptr = self._raw_malloc(nbytes)
-                    break
-                except MemoryError:
-                    pass
-            if attempt == 0:   # unreachable arrays give their blocks back, then once more
-                self._n_retries += 1
-                gc.collect()
-                self._drain_deferred()
-        else:
-            self._n_ooms += 1
-            raise self._oom_error(nbytes, nbytes, stream)
-        c = self._new_segment(self._arena(stream, small), ptr, nbytes)
-        c.state = _ALLOC
-        return c
-
-    def _free_uncached(self, c):
-        """no_caching: give chunk ``c``'s own allocation back to the device at once. The
-        device is synchronized first: a kernel queued before the free may still use it."""
-        c.state = _DEAD
-        seg = c.seg
-        self._segments.pop(seg.ptr, None)
-        self._reserved -= seg.size
-        self._n_free += 1
-        if seg.arena.retired is not None:
-            _retire.segment_left(self, seg.arena)
-        seg.arena = None
-        if sys.is_finalizing():   # interpreter exit: CuPy is being torn down; the process's
-            return                # end returns the memory
-        if self._synchronize is not None:
-            self._synchronize()
-        self._raw_free(seg.ptr)
-
     def _find_cached(self, ar, size):
         """A free chunk of ``ar`` (taken off its bin) of at least ``size``, or None."""
         c = self._best_fit(ar, size)
@@ -624,214 +379,6 @@ class CachingPool:
             if ar.dirty:
                 self._coalesce(ar)
 
-    # ------------------------------------------------------------------ streams
-    def _poll_pending(self, force=False):
-        """Move pending segments whose event completed (all of them if ``force``) to idle."""
-        if not self._pending:
-            return
-        keep = []
-        for entry in self._pending:
-            ev, segs = entry
-            if force or self._event_done(ev):
-                for seg in segs:
-                    seg.head.state = _FREE
-                    seg.stream = None
-                    self._pending_bytes -= seg.size
-                    self._idle[seg.small].append(seg)
-            else:
-                keep.append(entry)
-        self._pending = keep
-
-    def _take_idle(self, ar, size):
-        """Claim the best-fitting idle segment for ``ar``; its (only) chunk, or None."""
-        self._poll_pending()
-        idle = self._idle[ar.small]
-        best = None
-        for i, seg in enumerate(idle):
-            if seg.size >= size and (best is None or seg.size < idle[best].size):
-                best = i
-                if seg.size == size:
-                    break
-        if best is None:
-            return None
-        seg = idle.pop(best)
-        self._n_stream_moves += 1
-        seg.stream = ar.stream
-        seg.arena = ar
-        seg.head.arena = ar
-        return seg.head
-
-    def _reclaim(self, ar, size):
-        """Start moving one whole free segment of another stream towards ``ar``.
-
-        Picks the smallest fully free segment of the same kind owned by another stream
-        that can hold ``size``, records an event on that stream and makes the segment
-        pending. Returns True if one was found (it may already be usable: the caller
-        polls). Does nothing while a pending segment that would fit is still waiting.
-        """
-        small = ar.small
-        for _, segs in self._pending:
-            for seg in segs:
-                if seg.small == small and seg.size >= size:
-                    return False
-        best = None
-        for other in self._arenas.values():
-            if (other is ar or other.small != small or other.stream == ar.stream
-                    or other.retired is not None):   # never record on a retired handle
-                continue
-            if other.dirty:
-                self._coalesce(other)
-            for lst in other.bins.values():
-                for c in lst:
-                    if c.prev is None and c.next is None and c.size >= size:
-                        if best is None or c.size < best.size:
-                            best = c
-        if best is None:
-            return False
-        seg = best.seg
-        self._detach(seg)
-        best.state = _PENDING
-        self._pending_bytes += seg.size
-        active = self._allocated + self._pending_bytes
-        if active > self._active_peak:
-            self._active_peak = active
-        self._pending.append([self._record_event(seg.stream), [seg]])
-        return True
-
-    def _detach(self, seg):
-        """Take whole free segment ``seg`` out of its arena (bins and dirty list)."""
-        ar = seg.arena
-        c = seg.head
-        lst = ar.bins.get(c.size)
-        if lst is not None:
-            for i in range(len(lst) - 1, -1, -1):
-                if lst[i] is c:
-                    del lst[i]
-                    break
-        if seg.dirty:
-            seg.dirty = False
-            ar.dirty.remove(seg)
-        seg.arena = None
-        c.arena = None
-
-    def has_stream(self, stream) -> bool:
-        """True when some segment may belong to raw stream ``stream`` (it has an arena)."""
-        arenas = self._arenas
-        return (stream, True) in arenas or (stream, False) in arenas
-
-    def retire_stream(self, stream, event, keep=None) -> None:
-        """Retire raw stream handle ``stream``, which is about to be destroyed.
-
-        Call it while the stream is still alive, with ``event`` just recorded on it (None:
-        already complete). Every segment owned by ``stream`` is re-owned, so that a later
-        stream given the same handle value cannot take its blocks before ``event`` has
-        completed: entirely free segments become pending with ``event``; segments with live
-        blocks move to a retired owner no allocation uses, and become pending with ``event``
-        when their last block is freed. No event is recorded on ``stream`` afterwards. An
-        unknown handle is a no-op. When the lock is taken (another thread, or a finalizer
-        run by the garbage collector inside a pool operation) the retirement is queued and
-        applied by the next pool operation; ``keep`` (the stream object) is held until then,
-        so the handle cannot be reused meanwhile.
-        """
-        lock = self._lock
-        if not lock.acquire(False):
-            self._deferred.append(_Retirement(stream, event, keep))
-            return
-        try:
-            if self._deferred:
-                self._drain_deferred()
-            _retire.retire_locked(self, stream, event)
-            if self._deferred:
-                self._drain_deferred()
-        finally:
-            lock.release()
-
-    # ------------------------------------------------------------------ growing, releasing
-    def _grow(self, ar, size):
-        """Get a new segment from the device for a request of ``size``; its chunk or None."""
-        small = ar.small
-        if small:
-            wanted = SMALL_SEGMENT
-        else:
-            wanted = -(-size // LARGE_ROUND) * LARGE_ROUND
-        for seg_size in ((wanted, size) if wanted != size else (size,)):
-            if self._limit is not None and self._reserved + seg_size > self._limit:
-                continue
-            try:
-                ptr = self._raw_malloc(seg_size)
-            except MemoryError:
-                continue
-            return self._new_segment(ar, ptr, seg_size)
-        return None
-
-    def _new_segment(self, ar, ptr, seg_size):
-        seg = _Segment(ptr, seg_size, ar.small, ar.stream, ar)
-        c = _Chunk(ptr, seg_size, seg, None, None, _FREE, ar)
-        seg.head = c
-        self._segments[ptr] = seg
-        self._n_malloc += 1
-        self._reserved += seg_size
-        if self._reserved > self._reserved_peak:
-            self._reserved_peak = self._reserved
-        if len(self._segments) > self._segment_peak:
-            self._segment_peak = len(self._segments)
-        return c
-
-    def _release_cached(self, collect=False):
-        """Return every entirely free segment to the device.
-
-        Synchronizes first (if the backend can), which completes all pending events; with
-        ``collect`` also runs ``gc.collect()`` so unreachable arrays give their blocks back.
-        """
-        if self._synchronize is not None:
-            self._synchronize()
-            self._poll_pending(force=True)
-        else:
-            self._poll_pending()
-        if collect:
-            gc.collect()
-            self._drain_deferred()
-        self._coalesce_all()
-        doomed = []
-        touched = {}
-        for seg in self._segments.values():
-            c = seg.head
-            if c.next is None and c.state == _FREE:
-                doomed.append(seg)
-                if seg.arena is not None:
-                    ar = seg.arena
-                    if seg.dirty:
-                        seg.dirty = False
-                        ar.dirty.remove(seg)
-                    touched.setdefault(id(ar), (ar, set()))[1].add(c.size)
-                c.state = _DEAD
-        for ar, sizes in touched.values():
-            self._compact(ar, sizes)
-        for kind in (True, False):
-            self._idle[kind] = [s for s in self._idle[kind] if s.head.state != _DEAD]
-        error = None
-        for seg in doomed:
-            del self._segments[seg.ptr]
-            self._reserved -= seg.size
-            seg.arena = None
-            try:
-                self._raw_free(seg.ptr)
-            except Exception as exc:   # keep the pool consistent; report the first one
-                error = error or exc
-            self._n_free += 1
-        if error is not None:
-            raise error
-        return len(doomed)
-
-    def empty_cache(self) -> int:
-        """Return every unused cached segment to the device; the number of segments freed."""
-        self._lock.acquire()
-        try:
-            self._drain_deferred()
-            return self._release_cached()
-        finally:
-            self._lock.release()
-
     # ------------------------------------------------------------------ limit
     @property
     def limit(self) -> int | None:
@@ -861,179 +408,9 @@ class CachingPool:
         finally:
             self._lock.release()
 
-    # ------------------------------------------------------------------ statistics
-    def stats(self) -> dict:
-        """Pool statistics (bytes unless said otherwise).
-
-        * ``allocated_bytes``: bytes in blocks handed out and not yet freed (rounded sizes).
-        * ``reserved_bytes``: bytes held from the device in segments (allocated + cached free
-          + pending).
-        * ``active_bytes``: allocated bytes plus freed bytes that cannot be reused yet because
-          their stream event is pending.
-        * ``requested_bytes``: bytes asked for by the live blocks (before rounding).
-        * ``allocation``: number of live blocks; ``segment``: number of segments.
-        * ``inactive_split``: free blocks inside segments that are split into several blocks;
-          ``inactive_split_bytes`` their bytes.
-        * ``free_cached_bytes``: bytes in free blocks, reusable now; ``pending_bytes``: bytes
-          waiting for an event; ``largest_free_block``: the biggest free block.
-        * ``fragmentation``: 1 - largest_free_block / free_cached_bytes (0.0 when nothing is
-          cached).
-        * ``num_device_malloc``/``num_device_free``: raw allocations/frees; ``num_ooms``:
-          OutOfMemoryErrors raised; ``num_alloc_retries``: times the cache was flushed to
-          retry an allocation; ``num_stream_moves``: segments moved to another stream;
-          ``num_streams_retired``: stream handles retired (:meth:`retire_stream`) that owned
-          segments.
-        * ``limit_bytes``: the limit (0 = none); ``total_bytes``: device memory (0 = unknown).
-
-        ``.current`` is the value now, ``.peak`` the highest since creation or the last
-        :meth:`reset_peaks`.
-        """
-        self._lock.acquire()
-        try:
-            self._drain_deferred()
-            return self._stats_locked()
-        finally:
-            self._lock.release()
-
-    def _stats_locked(self) -> dict:
-        self._poll_pending()
-        self._coalesce_all()
-        free_bytes = largest = split_n = split_bytes = 0
-        for seg in self._segments.values():
-            c = seg.head
-            split = c.next is not None
-            while c is not None:
-                if c.state == _FREE:
-                    free_bytes += c.size
-                    if c.size > largest:
-                        largest = c.size
-                    if split:
-                        split_n += 1
-                        split_bytes += c.size
-                c = c.next
-        frag = 1.0 - largest / free_bytes if free_bytes else 0.0
-        active = self._allocated + self._pending_bytes
-        return {
-            "allocated_bytes.current": self._allocated,
-            "allocated_bytes.peak": self._allocated_peak,
-            "reserved_bytes.current": self._reserved,
-            "reserved_bytes.peak": self._reserved_peak,
-            "active_bytes.current": active,
-            "active_bytes.peak": self._active_peak,
-            "requested_bytes.current": self._requested,
-            "requested_bytes.peak": self._requested_peak,
-            "allocation.current": self._nblocks,
-            "segment.current": len(self._segments),
-            "segment.peak": self._segment_peak,
-            "inactive_split.current": split_n,
-            "inactive_split_bytes.current": split_bytes,
-            "free_cached_bytes.current": free_bytes,
-            "pending_bytes.current": self._pending_bytes,
-            "largest_free_block": largest,
-            "fragmentation": frag,
-            "num_device_malloc": self._n_malloc,
-            "num_device_free": self._n_free,
-            "num_ooms": self._n_ooms,
-            "num_alloc_retries": self._n_retries,
-            "num_stream_moves": self._n_stream_moves,
-            "num_streams_retired": self._n_retired,
-            "limit_bytes": self._limit or 0,
-            "total_bytes": self.total_memory or 0,
-        }
-
-    def reset_peaks(self) -> None:
-        """Set every ``.peak`` statistic to its current value."""
-        self._lock.acquire()
-        try:
-            self._drain_deferred()
-            self._allocated_peak = self._allocated
-            self._reserved_peak = self._reserved
-            self._active_peak = self._allocated + self._pending_bytes
-            self._requested_peak = self._requested
-            self._segment_peak = len(self._segments)
-        finally:
-            self._lock.release()
-
-    @property
-    def allocated_bytes(self) -> int:
-        """Bytes in live blocks (rounded sizes)."""
-        if self._deferred:
-            self._flush_deferred()
-        return self._allocated
-
-    @property
-    def reserved_bytes(self) -> int:
-        """Bytes held from the device."""
-        if self._deferred:
-            self._flush_deferred()
-        return self._reserved
-
-    def _flush_deferred(self):
-        self._lock.acquire()
-        try:
-            self._drain_deferred()
-        finally:
-            self._lock.release()
-
-    def snapshot(self) -> list:
-        """Segments sorted by address, each a dict.
-
-        Segment keys: ``address``, ``size``, ``stream`` (owner stream; None while idle, i.e.
-        free and usable by any stream; a negative int for a retired stream's segment that
-        still has live blocks), ``segment_type`` ("small"/"large"), ``device`` and
-        ``blocks``: a list of dicts with ``address``, ``size``, ``state`` ("allocated",
-        "free" or "pending") and ``stream``.
-        """
-        self._lock.acquire()
-        try:
-            self._drain_deferred()
-            self._poll_pending()
-            self._coalesce_all()
-            out = []
-            for ptr in sorted(self._segments):
-                seg = self._segments[ptr]
-                blocks = []
-                c = seg.head
-                while c is not None:
-                    blocks.append({"address": c.ptr, "size": c.size,
-                                   "state": _STATE_NAMES[c.state], "stream": seg.stream})
-                    c = c.next
-                out.append({"address": seg.ptr, "size": seg.size, "stream": seg.stream,
-                            "segment_type": "small" if seg.small else "large",
-                            "device": self.device_id, "blocks": blocks})
-            return out
-        finally:
-            self._lock.release()
-
-    def _oom_error(self, size, nbytes, stream) -> OutOfMemoryError:
-        stats = self._stats_locked()
-        limit = f"limit {_fmt_bytes(self._limit)}" if self._limit else "no limit"
-        total = _fmt_bytes(self.total_memory) if self.total_memory else "unknown"
-        msg = (f"gparray: out of memory: alloc could not allocate {_fmt_bytes(nbytes)} "
-               f"(rounded to {size}) on cuda:{self.device_id} (stream {stream}); {limit}, "
-               f"device total {total}, "
-               f"reserved {_fmt_bytes(stats['reserved_bytes.current'])}, allocated "
-               f"{_fmt_bytes(stats['allocated_bytes.current'])}, free cached "
-               f"{_fmt_bytes(stats['free_cached_bytes.current'])}, pending "
-               f"{_fmt_bytes(stats['pending_bytes.current'])}. Free arrays you no longer "
-               "need, or raise the limit (gparray.cuda.set_memory_limit, "
-               f"{ENV_LIMIT}). Pool statistics: {stats}")
-        return OutOfMemoryError(msg, nbytes, stats)
-
     def __repr__(self):
         return (f"<gparray CachingPool cuda:{self.device_id} allocated={self._allocated} "
                 f"reserved={self._reserved} segments={len(self._segments)}>")
-
-
-class _NoReuseList(list):
-    """The deferred-free queue of a no-caching pool: not an exact list, so the compiled
-    Block frees through ``_release`` at once and the compiled fast path never takes a
-    freed chunk back (both look for an exact list)."""
-
-
-def no_caching_from_env() -> bool:
-    """True when ``GPARRAY_NO_CACHING`` is set to anything but "", "0", "false", "no", "off"."""
-    return os.environ.get(ENV_NO_CACHING, "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def _no_event(stream):
@@ -1042,7 +419,3 @@ def _no_event(stream):
 
 def _always_done(event):
     return True
-
-
-# last: _retire imports this module's names (and frees at interpreter exit must not import)
-from . import _retire  # noqa: E402

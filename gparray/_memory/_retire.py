@@ -18,7 +18,7 @@ recorded on it; the functions here then run under the pool's lock:
 """
 from __future__ import annotations
 
-from ._pool import _FREE, _PENDING, _Arena
+from ._blocks import _FREE, _PENDING, _Arena
 
 __all__ = ["Retired", "retire_locked", "settle", "segment_left"]
 
