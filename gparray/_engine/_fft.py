@@ -47,6 +47,7 @@ import weakref
 from collections import OrderedDict
 
 from .. import _backend, _memory
+from .._kernels import _registry
 from . import _loaded_libs
 from ._fft_plan import C2C, C2R, R2C
 
@@ -375,11 +376,8 @@ def _bind_context(dev: int):
     fail the same way). The thread's current device is restored (a query of the cache of
     another device must not change it); dev's context stays initialized for the thread, and
     its plans are made and executed with dev current (``Device(dev)`` guards)."""
-    rt = _backend.cupy().cuda.runtime
-    prev = rt.getDevice()
-    rt.setDevice(dev)
-    if prev != dev:
-        rt.setDevice(prev)
+    with _registry.in_context(dev):
+        pass
 
 
 def cache(dev: int) -> PlanCache:

@@ -298,13 +298,19 @@ def mask_count(mask, dev: int, counts_buf, incl_buf) -> int:
     launch("search", f"gp_nonzero_count<bool, {'true' if contig else 'false'}, {nd}, {idx}>", dev, n_tiles,
            (_ptr(counts_buf._buf.ptr + counts_buf._offset), _ptr(mask._buf.ptr + mask._offset), layout, ix(n)))
     scan("sum", counts_buf, 0, incl_buf)
+    return read_total(dev, incl_buf._buf.ptr + incl_buf._offset + (n_tiles - 1) * 8)
+
+
+def read_total(dev: int, addr: int) -> int:
+    """The int64 at device address ``addr`` (the last element of an inclusive scan of counts),
+    read back on ``dev``'s current stream, the one that ran the counts and the scan, which it
+    synchronizes (then the deferred bounds check of that stream runs: ``check_pending``)."""
     cp = _backend.cupy()
     host = np.zeros(1, dtype=np.int64)
-    with _backend.on_device(dev):   # the stream that ran the count and scan: dev's current one
+    with _backend.on_device(dev):
         s = cp.cuda.get_current_stream()
         with copy_span("memcpy DtoH", 8, dev, s.ptr):
-            cp.cuda.runtime.memcpyAsync(host.ctypes.data, incl_buf._buf.ptr + incl_buf._offset + (n_tiles - 1) * 8,
-                                        8, 2, s.ptr)
+            cp.cuda.runtime.memcpyAsync(host.ctypes.data, addr, 8, 2, s.ptr)
         s.synchronize()
         check_pending(dev, s.ptr)
     return int(host[0])

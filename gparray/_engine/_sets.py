@@ -21,11 +21,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _backend
 from .. import _dtypes as _dt
 from .. import _memory
 from . import _shapes
-from ._launch import copy_span, ctype, index_type, launch, nd_template, strided_params
+from ._launch import ctype, index_type, launch, nd_template, strided_params
 
 FAMILY = "sets"
 BLOCK = 256                          # GP_SET_BLOCK
@@ -68,7 +67,7 @@ def unique_count(src, counts, incl, perm=None, sorted_out=None) -> int:
     ``counts``, their inclusive scan into ``incl`` (C-contiguous int64, ``tiles(n)``
     elements) and the number of groups, read back (synchronizes the current stream). All
     operands 1-D C-contiguous, n >= 1."""
-    from ._index import check_pending
+    from ._index import read_total
     from ._scan import scan
 
     n = src._shape[0] if perm is None else perm._shape[0]
@@ -78,15 +77,7 @@ def unique_count(src, counts, incl, perm=None, sorted_out=None) -> int:
     launch(FAMILY, f"gp_unique_count<{ctype(src._dtype)}, {_b(gather)}>", dev, t,
            (_ptr(_addr(counts)), _ptr(_addr(sorted_out)), _ptr(_addr(src)), _ptr(_addr(perm)), _i64(n)))
     scan("sum", counts, 0, incl)
-    cp = _backend.cupy()
-    host = np.zeros(1, dtype=np.int64)
-    with _backend.on_device(dev):   # the stream that ran the count and scan: dev's current one
-        s = cp.cuda.get_current_stream()
-        with copy_span("memcpy DtoH", 8, dev, s.ptr):
-            cp.cuda.runtime.memcpyAsync(host.ctypes.data, _addr(incl) + (t - 1) * 8, 8, 2, s.ptr)
-        s.synchronize()
-        check_pending(dev, s.ptr)
-    return int(host[0])
+    return read_total(dev, _addr(incl) + (t - 1) * 8)
 
 
 def unique_write(s, incl, values, perm=None, indices=None, inverse=None, first=None) -> None:
