@@ -40,6 +40,9 @@ def compiled(fake, monkeypatch):
     monkeypatch.setattr(_ops, "_configured", True)
     _claunch.configure(Array, lambda dev: _Stream())
     _claunch._stub_driver(log)
+    # one CUDA context for every thread: on a GPU machine the real cuCtxGetCurrent answers
+    # NULL in a new host thread, and the table's entries are kept per context
+    _claunch._stub_context(0xC0)
 
     def err(status):
         raise RuntimeError(f"driver status {status}")
@@ -57,6 +60,7 @@ def compiled(fake, monkeypatch):
     try:
         yield log, cu, make_op
     finally:
+        _claunch._stub_context(None)
         _claunch._stub_driver(None)
         _claunch.set_hooks(_launcher._driver_error, _launcher._bind_context)
         if was:
