@@ -15,6 +15,8 @@ def data(shape, dtype, seed):
     if dtype == "bool":
         return rng.integers(0, 2, shape).astype(bool)
     a = rng.standard_normal(shape) * 20
+    if dtype.startswith("uint"):
+        a = np.abs(a)
     if dtype.startswith("complex"):
         a = a + 1j * rng.standard_normal(shape)
     return a.astype(dtype)
@@ -113,3 +115,79 @@ def test_rows_vector_paths(dtype):
     c32, r64 = data((50, 1), "float32", 16), data((1, 4096), "float64", 17)
     same(xp.multiply(xp.asarray(c32), xp.asarray(r64)), np.multiply(c32, r64))
     same(xp.subtract(xp.asarray(r64), xp.asarray(c32)), np.subtract(r64, c32))
+
+
+SHORT_SHAPES = [(2, 1), (3, 5), (1000, 100), (257, 3), (33, 2047), (5000, 7), (4099, 64)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES + ["float16", "uint8", "int32"])
+@pytest.mark.parametrize("shape", SHORT_SHAPES)
+def test_short_rows_broadcasts(dtype, shape):
+    """gp_binary_short_rows (rows.cu): rows shorter than a rows chunk, against NumPy: a
+    column broadcast (x - x.max(axis=1, keepdims=True), x == m), a row broadcast, both
+    broadcast, reversed and stride-2 operands, and runs that end mid-row, mid-run and at the
+    array's end (odd sizes)."""
+    R, C = shape
+    x = data(shape, dtype, R * 7 + C)
+    col = data((R, 1), dtype, R + 1)
+    row = data((1, C), dtype, C + 2)
+    X, COL, ROW = xp.asarray(x), xp.asarray(col), xp.asarray(row)
+    op, nop = (xp.logical_xor, np.logical_xor) if dtype == "bool" else (xp.subtract, np.subtract)
+    same(op(X, COL), nop(x, col))
+    same(op(COL, X), nop(col, x))
+    same(op(X, ROW), nop(x, row))
+    same(op(COL, ROW), nop(col, row))
+    same(xp.equal(X, COL), np.equal(x, col))
+    if dtype != "bool":
+        m = np.max(x, axis=1, keepdims=True) if dtype not in ("complex128",) else col
+        same(xp.equal(X, xp.asarray(m)), np.equal(x, m))
+    wide = data((R, 2 * C), dtype, 99)
+    W = xp.asarray(wide)
+    same(op(W[:, ::2], COL), nop(wide[:, ::2], col))
+    same(op(W[::-1, ::-2], COL), nop(wide[::-1, ::-2], col))
+    same(op(W[:, 1::2], X), nop(wide[:, 1::2], x))
+
+
+def test_short_rows_special_values_and_mixed_dtypes():
+    x = np.array([[np.nan, np.inf, -np.inf, -0.0, 0.0, 1.5, -2.0]] * 41, dtype=np.float32)
+    x[::3] = x[::3][:, ::-1]
+    m = np.array([[np.nan], [np.inf], [-0.0], [0.0], [1.5]] * 8 + [[-np.inf]], dtype=np.float32)
+    X, M = xp.asarray(x), xp.asarray(m)
+    for f in ("equal", "not_equal", "less", "greater_equal", "maximum", "minimum", "subtract", "divide"):
+        with np.errstate(all="ignore"):
+            exp = getattr(np, f)(x, m)
+        got = np.asarray(getattr(xp, f)(X, M))
+        assert got.dtype == exp.dtype
+        np.testing.assert_array_equal(got, exp)
+        assert np.array_equal(np.signbit(got), np.signbit(exp)) if exp.dtype.kind == "f" else True
+    i8 = data((300, 9), "int8", 3)
+    f64 = data((300, 1), "float64", 4)
+    same(xp.multiply(xp.asarray(i8), xp.asarray(f64)), np.multiply(i8, f64))
+
+
+def test_short_rows_in_place_on_unaligned_views():
+    """In-place ops whose output is a C-contiguous view starting off a vector boundary
+    (scalar stores at the edges); the rest of the array is untouched. Also an input view at
+    an odd offset."""
+    for dtype in ("float32", "int8", "float64", "bool", "complex128"):
+        base = data((501 * 30,), dtype, 5)
+        col = data((500, 1), dtype, 6)
+        flat, exp = xp.asarray(base), base.copy()
+        view, ev = flat[3:3 + 500 * 29].reshape(500, 29), exp[3:3 + 500 * 29].reshape(500, 29)
+        if dtype == "bool":
+            view ^= xp.asarray(col)
+            ev ^= col
+        else:
+            view -= xp.asarray(col)
+            ev -= col
+        same(flat, exp)
+        got = xp.add(view, xp.asarray(col)) if dtype != "bool" else xp.logical_or(view, xp.asarray(col))
+        same(got, np.add(ev, col) if dtype != "bool" else np.logical_or(ev, col))
+
+
+def test_short_rows_empty_and_one_column():
+    e = np.zeros((0, 5), np.float32)
+    same(xp.asarray(e) - xp.asarray(np.ones((1, 5), np.float32)), e - np.ones((1, 5), np.float32))
+    one = data((70000, 1), "float64", 8)
+    r = data((1, 1), "float64", 9)
+    same(xp.asarray(one)[::-1] - xp.asarray(r), one[::-1] - r)

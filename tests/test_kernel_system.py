@@ -79,7 +79,7 @@ def test_compile_error_carries_log():
 
 # reduce/scan/search instances are compiled by tests/test_reduction_plans.py, the elementwise
 # table's by tests/test_elementwise_tables.py; this covers the foundation's own.
-@pytest.mark.parametrize("family", ["creation", "elementwise"])
+@pytest.mark.parametrize("family", ["creation", "elementwise", "rows"])
 def test_every_registered_instance_compiles(family):
     exprs = _instances.instances()[family]
     assert exprs

@@ -172,8 +172,8 @@ def binary(op: str, a, b, out, ct) -> None:
            b._shape, b._strides, dev)
     d = _binary_launches.get(key)
     if d is None:
-        expr, grid, swap, extra = _binary_desc(op, a, b, out, ct)
-        d = bind(FAMILY, expr, dev, (_P0, _P0, _P0) + extra, (0, 1, 2)) + (grid, swap)
+        family, expr, grid, swap, extra = _binary_desc(op, a, b, out, ct)
+        d = bind(family, expr, dev, (_P0, _P0, _P0) + extra, (0, 1, 2)) + (grid, swap)
         if len(_binary_launches) >= _LAUNCHES_MAX:
             _binary_launches.clear()
         _binary_launches[key] = d
@@ -183,12 +183,12 @@ def binary(op: str, a, b, out, ct) -> None:
 
 
 def _binary_desc(op, a, b, out, ct) -> tuple:
-    """(expr, grid, swap operands, extra arguments) of the launch for binary()."""
+    """(family, expr, grid, swap operands, extra arguments) of the launch for binary()."""
     n = out.size
     head = f"op_{op}, {ctype(out._dtype)}, {ctype(ct)}, {ctype(a._dtype)}, {ctype(b._dtype)}"
     merged = _merged_or_flat(out, (a, b))
     if merged is None:
-        return (f"gp_binary_contig<{head}>",
+        return (FAMILY, f"gp_binary_contig<{head}>",
                 contig_grid(n, out._dtype.itemsize, a._dtype.itemsize, b._dtype.itemsize), False, (_i64(n),))
     d = _binary_2d(op, a, b, out, ct, head, merged)
     if d is not None:
@@ -199,7 +199,7 @@ def _binary_desc(op, a, b, out, ct) -> tuple:
     idx = index_type(n, spans)
     prm = strided_params(shape, strides, nd)
     nparam = np.int32(n) if idx == "int" else _i64(n)
-    return (f"gp_binary_strided<{head}, {nd}, {idx}>", strided_grid(n), False, (prm, nparam))
+    return (FAMILY, f"gp_binary_strided<{head}, {nd}, {idx}>", strided_grid(n), False, (prm, nparam))
 
 
 _TILE = 32
@@ -207,12 +207,21 @@ _GRID_LIMIT = 2**31 - 1
 ROWS_U = 2              # GP_ROWS_U: column vectors per thread in gp_binary_rows
 ROWS_MAX = 16           # most rows one gp_binary_rows block walks down
 ROWS_MIN_BLOCKS = 4096  # rows per block grow only while the grid keeps this many blocks
+ROWS_FAMILY = "rows"    # gp_binary_short_rows (rows.cu): rows shorter than a gp_binary_rows chunk
+SHORT_U = 2             # GP_SHORT_U: runs of outputs per thread in gp_binary_short_rows
+_INT_MAX = 2**31 - 1
+
+
+def short_run(itemsize: int) -> int:
+    """Outputs per run of a gp_binary_short_rows thread (gp::short_run in rows.cu)."""
+    return 1 if itemsize >= 16 else (2 if itemsize == 8 else 4)
 
 
 def _binary_2d(op, a, b, out, ct, head, merged):
     """The 2-d forms when the merged problem is a contiguous (R, C) output: ``tiled`` when
     one operand runs down the columns (a transposed view), else ``rows`` (broadcasts and
-    sliced operands without per-element div/mod). None: not applicable."""
+    sliced operands without per-element div/mod), or ``short_rows`` when several rows fit in
+    one ``rows`` chunk (one division per run of outputs). None: not applicable."""
     shape, (so, sa, sb) = merged
     if len(shape) == 1:
         if so != (1,):
@@ -236,14 +245,24 @@ def _binary_2d(op, a, b, out, ct, head, merged):
             if tiles <= _GRID_LIMIT:
                 expr = (f"gp_binary_tiled<op_{op}, {ctype(out._dtype)}, {ctype(ct)}, {ctype(t._dtype)}, "
                         f"{ctype(nn._dtype)}, {'true' if t_first else 'false'}>")
-                return (expr, tiles, not t_first, (_i64(R), _i64(C), _i64(st1), _i64(n0), _i64(n1)))
+                return (FAMILY, expr, tiles, not t_first, (_i64(R), _i64(C), _i64(st1), _i64(n0), _i64(n1)))
     tc = BLOCK * vec_width(out._dtype.itemsize) * ROWS_U
+    if R > 1 and C < tc:
+        # a rows chunk would leave most of its threads idle: walk the flat output instead
+        n = R * C
+        per_block = BLOCK * short_run(out._dtype.itemsize) * SHORT_U
+        grid = (n + per_block - 1) // per_block
+        if grid <= _GRID_LIMIT:
+            idx = "int" if n + per_block <= _INT_MAX else "long long"
+            cast = np.int32 if idx == "int" else _i64
+            return (ROWS_FAMILY, f"gp_binary_short_rows<{head}, {idx}>", grid, False,
+                    (cast(n), cast(C), _i64(sa[0]), _i64(sa[1]), _i64(sb[0]), _i64(sb[1])))
     chunks = (C + tc - 1) // tc
     rpb = max(1, min(ROWS_MAX, (R * chunks) // ROWS_MIN_BLOCKS))
     grid = ((R + rpb - 1) // rpb) * chunks
     if grid > _GRID_LIMIT:
         return None
-    return (f"gp_binary_rows<{head}>", grid, False,
+    return (FAMILY, f"gp_binary_rows<{head}>", grid, False,
             (_i64(R), _i64(C), _i64(sa[0]), _i64(sa[1]), _i64(sb[0]), _i64(sb[1]), np.int32(rpb)))
 
 

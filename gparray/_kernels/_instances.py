@@ -86,12 +86,27 @@ def core_elementwise_instances() -> list[str]:
     return out
 
 
+def rows_instances() -> list[str]:
+    """gp_binary_short_rows (rows.cu), the broadcasts of row statistics over short rows
+    (``x - x.max(axis=1, keepdims=True)``, ``x == m``): arithmetic and comparisons of
+    float32/float64 operands with int positions. Other combinations compile on first use."""
+    out = []
+    for dt in (_dt.float32, _dt.float64):
+        c = _c(dt)
+        for op in ("add", "subtract", "multiply", "divide", "maximum", "minimum"):
+            out.append(f"gp_binary_short_rows<op_{op}, {c}, {c}, {c}, {c}, int>")
+        for op in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal"):
+            out.append(f"gp_binary_short_rows<op_{op}, bool, {c}, {c}, {c}, int>")
+    return out
+
+
 def instances(extra: dict | None = None) -> dict[str, list[str]]:
     """Every foundation instance, by family, plus the lists of ``extra`` (family -> name
     expressions, from the layers above), without repeats."""
     out = {
         "elementwise": copy_instances() + fill_instances() + core_elementwise_instances(),
         "creation": creation_instances(),
+        "rows": rows_instances(),
     }
     for family, exprs in (extra or {}).items():
         out[family] = list(dict.fromkeys(out.get(family, []) + list(exprs)))
