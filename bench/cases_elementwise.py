@@ -67,6 +67,9 @@ def _transpose_add(m, d):
     return d["m"].T + d["m"]
 
 
+SR, SC = 200_000, 100   # rows, columns of the short-rows cases
+
+
 def elementwise_cases():
     """Elementwise functions, copies, reductions and scans over whole arrays (no group: every
     row is run by default and picked by name or key)."""
@@ -89,6 +92,15 @@ def elementwise_cases():
              lambda: {"c": randn(M).reshape(M, 1), "r": randn(M, seed=2).reshape(1, M)},
              same(lambda m, d: d["c"] + d["r"]),
              nbytes=f32 * (2 * M + M * M), target=("torch", 0.7, "<= 0.7x PyTorch")),
+        # a row statistic broadcast over short rows (SciPy's logsumexp, softmax): gp_binary_short_rows
+        Case("x - col, (200000, 100) float32", "sub_short_rows",
+             lambda: {"x": randn(SR * SC).reshape(SR, SC), "c": randn(SR, seed=2).reshape(SR, 1)},
+             same(lambda m, d: d["x"] - d["c"]),
+             nbytes=f32 * (2 * SR * SC + SR), target=("best", 1.0, "<= 1.0x best")),
+        Case("x == col, (200000, 100) float32", "eq_short_rows",
+             lambda: {"x": randn(SR * SC).reshape(SR, SC), "c": randn(SR, seed=2).reshape(SR, 1)},
+             same(lambda m, d: d["x"] == d["c"]),
+             nbytes=(f32 + 1) * SR * SC + f32 * SR, target=("best", 1.0, "<= 1.0x best")),
         # logical bytes (the elements the views hold), as the anchors count them
         Case("a[::2] + b[::2] 2^28", "add_strided",
              lambda: {"a": randn(N28), "b": randn(N28, seed=2)},
