@@ -95,3 +95,17 @@ def test_device_check_multigpu_step_selects_existing_two_device_tests():
     assert terms and "test_multi_gpu_gpu" in terms
     missing = [t for t in terms if not any(t in n for n in names)]
     assert not missing, f"MULTIGPU_K terms that name no test: {missing}"
+
+
+def test_device_check_runs_the_exclusive_tests_apart():
+    """The tests step runs the gpu_exclusive tests first in one process, then the rest in
+    parallel without them, and both with the same seed: together they are the whole tier."""
+    text = (ROOT / "tools" / "device_check.sh").read_text()
+    body = text[text.index("step_tests() {"):text.index("step_sanitize() {")]
+    first, rest = body.index("-m gpu_exclusive"), body.index('-m "not gpu_exclusive"')
+    assert first < rest
+    assert "-p no:xdist" in body[:rest] and "$XDIST_ARGS" in body[first:]
+    assert body.count('--randomly-seed="$seed"') == 2
+    assert '--junitxml="$OUT/tests-$seed-exclusive.xml"' in body and '--junitxml="$OUT/tests-$seed.xml"' in body
+    conftest = (ROOT / "tests" / "conftest.py").read_text()
+    assert "gpu_exclusive" in conftest

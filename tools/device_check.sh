@@ -6,7 +6,9 @@
 # Steps (select with STEPS="report tests conformance bench", the default; "sanitize" on request):
 #   report       GPU and package versions, then `python3 -m gparray` (report + self-check)
 #   tests        python3 -m pytest -q -n $JOBS -p randomly --randomly-seed=S --timeout 300 $TESTS,
-#                once per seed in $SEEDS (both tiers; random orders; a hang fails with a dump)
+#                once per seed in $SEEDS (both tiers; random orders; a hang fails with a dump);
+#                the gpu_exclusive tests run first in one process of their own, the rest in
+#                parallel without them (--durations=15 lists the slowest setup/call phases)
 #   sanitize     $SANITIZE_FILES (every kernel family and planner strategy; less the tests
 #                that fault on purpose or fill the device) under `compute-sanitizer --tool
 #                memcheck` with GPARRAY_NO_CACHING=1 (one process; child processes followed); then
@@ -154,10 +156,21 @@ PY
 step_tests() {
     local rc=0 seed
     for seed in $SEEDS; do
-        echo "--- pytest, random order, seed $seed"
+        # the gpu_exclusive tests (they fill the device) first, alone: run among the others,
+        # one waiting for the GPU closes the readers/writer gate of tests/conftest.py, and
+        # every worker then idles until the longest test in flight ends (about 100 s per
+        # seed in the 2026-11-27 runs, read from the junit times)
+        echo "--- pytest, seed $seed: the gpu_exclusive tests, one process"
+        # shellcheck disable=SC2086
+        python3 -m pytest -q -p no:xdist -p no:cacheprovider -p randomly --randomly-seed="$seed" \
+            --timeout 300 -rfE -m gpu_exclusive --junitxml="$OUT/tests-$seed-exclusive.xml" $TESTS \
+            ${TESTS_ARGS:-}
+        case $? in 0|5) ;; *) rc=1 ;; esac     # 5: none selected (TESTS without them)
+        echo "--- pytest, random order, seed $seed: the rest"
         # shellcheck disable=SC2086
         python3 -m pytest -q $XDIST_ARGS -p no:cacheprovider -p randomly --randomly-seed="$seed" \
-            --timeout 300 -rfE --junitxml="$OUT/tests-$seed.xml" $TESTS ${TESTS_ARGS:-} || rc=1
+            --timeout 300 -rfE --durations=15 -m "not gpu_exclusive" --junitxml="$OUT/tests-$seed.xml" \
+            $TESTS ${TESTS_ARGS:-} || rc=1
     done
     return $rc
 }
