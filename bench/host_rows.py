@@ -46,9 +46,7 @@ def _host_loop(row, libs, quick, log, prepare):
             row["times"][lib] = statistics.median(per)
             row["status"][lib] = "ok"
         except Exception as exc:
-            row["status"][lib] = (f"n/a ({_short(exc)})" if lib == "gparray" and _is_missing(exc)
-                                  else f"error: {_short(exc)}")
-            log(f"[{row['case']}] {lib}: {row['status'][lib]}")
+            _failed(row, lib, exc, log)
             try:
                 sync()
             except Exception:
@@ -78,10 +76,16 @@ def host_small_add(libs, quick, log):
                 row["times"][lib] = runtime_rows._add_loop(a, b, n_ops, rounds, sync)
             row["status"][lib] = "ok"
         except Exception as exc:
-            row["status"][lib] = (f"n/a ({_short(exc)})" if lib == "gparray" and _is_missing(exc)
-                                  else f"error: {_short(exc)}")
-            log(f"[{row['case']}] {lib}: {row['status'][lib]}")
+            _failed(row, lib, exc, log)
     return row
+
+
+def _failed(row, lib, exc, log):
+    """Record why ``lib`` has no figure in ``row``: n/a for a gparray feature that is
+    missing, else the error; logged."""
+    row["status"][lib] = (f"n/a ({_short(exc)})" if lib == "gparray" and _is_missing(exc)
+                          else f"error: {_short(exc)}")
+    log(f"[{row['case']}] {lib}: {row['status'][lib]}")
 
 
 SMALL_N, SMALL_K = 1000, 8   # small indexing: 8 int64 indices into a 1000-element f32 array
@@ -149,15 +153,11 @@ def host_small_matmul(libs, quick, log):
 
 
 def _best_of(pair, n, repeat=5):
-    """Best-of-``repeat`` seconds per ``pair()`` call, ``n`` calls per round (as gparray's own)."""
-    pair()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            pair()
-        best = min(best, time.perf_counter() - t0)
-    return best / n
+    """Best-of-``repeat`` seconds per ``pair()`` call, ``n`` calls per round: the same loop
+    as gparray's own row (gparray._memory._bench.time_pairs, microseconds)."""
+    from gparray._memory._bench import time_pairs
+
+    return time_pairs(pair, n, repeat) / 1e6
 
 
 def _bench_pool_cupy(n, nbytes):
@@ -201,9 +201,7 @@ def host_pool(libs, quick, log):
             row["times"][lib] = fns[lib](n, 4096) * 1e6
             row["status"][lib] = "ok"
         except Exception as exc:
-            row["status"][lib] = (f"n/a ({_short(exc)})" if lib == "gparray" and _is_missing(exc)
-                                  else f"error: {_short(exc)}")
-            log(f"[{row['case']}] {lib}: {row['status'][lib]}")
+            _failed(row, lib, exc, log)
     return row
 
 
