@@ -209,7 +209,6 @@ ROWS_MAX = 16           # most rows one gp_binary_rows block walks down
 ROWS_MIN_BLOCKS = 4096  # rows per block grow only while the grid keeps this many blocks
 ROWS_FAMILY = "rows"    # gp_binary_short_rows (rows.cu): rows shorter than a gp_binary_rows chunk
 SHORT_U = 2             # GP_SHORT_U: runs of outputs per thread in gp_binary_short_rows
-_INT_MAX = 2**31 - 1
 
 
 def short_run(itemsize: int) -> int:
@@ -253,7 +252,7 @@ def _binary_2d(op, a, b, out, ct, head, merged):
         per_block = BLOCK * short_run(out._dtype.itemsize) * SHORT_U
         grid = (n + per_block - 1) // per_block
         if grid <= _GRID_LIMIT:
-            idx = "int" if n + per_block <= _INT_MAX else "long long"
+            idx = index_type(n + per_block, ())   # a run's first position reaches n + per_block - 1
             cast = np.int32 if idx == "int" else _i64
             return (ROWS_FAMILY, f"gp_binary_short_rows<{head}, {idx}>", grid, False,
                     (cast(n), cast(C), _i64(sa[0]), _i64(sa[1]), _i64(sb[0]), _i64(sb[1])))
