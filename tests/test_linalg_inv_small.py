@@ -23,11 +23,12 @@ SFMIN = {"float": np.finfo(np.float32).tiny, "double": np.finfo(np.float64).tiny
 
 def kernel_model(mem, T, N, args, grid, block):
     """gp_inv_small<T, N> on host memory, as the CUDA source computes it."""
-    out, x, info, count, sb, s0, s1 = (int(v) for v in args)
+    out, x, status, count, sb, s0, s1 = (int(v) for v in args)
     dt = np.dtype(np.float32 if T == "float" else np.float64)
     isz = dt.itemsize
     assert block == _solver.INV_SMALL_THREADS and grid * block >= count > (grid - 1) * block
-    infos = mem.vec(info, count, np.int32, "inv_small info")
+    st = mem.vec(status, 2, np.uint64, "inv_small status")
+    assert list(st) == [0, 0]                                  # zeroed by the caller
     for b in range(count):
         base = x + b * sb * isz
         offs = [(i * s0 + j * s1) for i in range(N) for j in range(N)]
@@ -54,8 +55,9 @@ def kernel_model(mem, T, N, args, grid, block):
             for i in range(j + 1, N):
                 for k in range(j + 1, N):
                     a[i, k] -= a[i, j] * a[j, k]
-        infos[b] = bad
-        if bad:
+        if bad:                                                # atomicMax, atomicAdd
+            st[0] = max(int(st[0]), count - b)
+            st[1] += 1
             continue
         for j in range(N):                                     # trti2
             a[j, j] = dt.type(1) / a[j, j]
@@ -141,8 +143,9 @@ def test_singular_matrices_are_named_like_numpy(o, mem, small):
     with pytest.raises(np.linalg.LinAlgError) as want:
         np.linalg.inv(a)
     assert "Singular matrix" in str(e.value) and "Singular matrix" in str(want.value)
-    info = [int(v) for v in mem.vec(int(small[-1][1][2]), 4, np.int32)]
-    assert info[0] == info[2] == 0 and info[1] > 0 and info[3] == 1
+    st = [int(v) for v in mem.vec(int(small[-1][1][2]), 2, np.uint64)]
+    assert st == [4 - 1, 2]                    # matrices 1 and 3: the first is 4 - 3, two of them
+    assert "stack index (1,); 2 of 4 matrices" in str(e.value)
     for m in ([[0.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 4.0]], [[0.0]]):
         with pytest.raises(LinAlgError):
             sol._inv(o, mem.register(np.array(m, np.float32)))
@@ -174,3 +177,17 @@ def test_every_instance_compiles_and_warmup_lists_them():
     cubin, mapping = _compile.nvrtc_compile("linalg_small", ex, "90")
     assert len(mapping) == len(ex) and all(mapping.values()) and cubin[:4] == b"\x7fELF"
     assert set(warmup.instances(include_ops=False)["linalg_small"]) == set(ex)
+
+
+def test_check_status_reads_the_kernels_summary():
+    from gparray.linalg._errors import check_status
+
+    check_status("inv", np.array([0, 0], np.uint64), (5,), 5, "Singular matrix")      # none
+    with pytest.raises(LinAlgError, match=r"^inv: Singular matrix \(stack index \(0, 2\)\)$"):
+        check_status("inv", np.array([6 - 2, 1], np.uint64), (2, 3), 6, "Singular matrix")
+    with pytest.raises(LinAlgError, match=r"stack index \(1, 0\); 3 of 6 matrices"):
+        check_status("inv", np.array([6 - 3, 3], np.uint64), (2, 3), 6, "Singular matrix")
+    with pytest.raises(LinAlgError, match=r"^inv: Singular matrix$"):
+        check_status("inv", np.array([1, 1], np.uint64), (), 1, "Singular matrix")
+    with pytest.raises(RuntimeError, match="names no matrix"):
+        check_status("inv", np.array([9, 1], np.uint64), (5,), 5, "Singular matrix")

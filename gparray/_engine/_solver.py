@@ -244,16 +244,17 @@ def inv_small_ok(dtype: str, n: int) -> bool:
             and isinstance(_libs()[0], types.ModuleType))
 
 
-def inv_small(dtype: str, n: int, x: int, count: int, sb: int, s0: int, s1: int, out: int, info: int,
+def inv_small(dtype: str, n: int, x: int, count: int, sb: int, s0: int, s1: int, out: int, status: int,
               dev: int) -> None:
     """Inverses of the ``count`` n x n matrices at ``x`` (element strides: ``sb`` from one
     matrix to the next, ``s0`` between rows, ``s1`` between columns; not modified) into the
     C-contiguous stack at ``out``, one launch of gp_inv_small (LU with partial pivoting as
-    LAPACK's getf2, then getri). ``info``: int32[count], k > 0 when U[k-1, k-1] is exactly
-    zero (singular: that inverse is not written)."""
+    LAPACK's getf2, then getri). ``status``: uint64[2], zero on entry; for the singular
+    matrices (an exactly zero pivot: that inverse is not written) status[0] = max of
+    count - b, status[1] their number (``gparray.linalg._errors.check_status``)."""
     if count == 0:
         return
-    args = (np.uint64(out), np.uint64(x), np.uint64(info), np.int64(count), np.int64(sb), np.int64(s0),
+    args = (np.uint64(out), np.uint64(x), np.uint64(status), np.int64(count), np.int64(sb), np.int64(s0),
             np.int64(s1))
     with _backend.on_device(dev), _faults.checked("inv"):
         launch(SMALL_FAMILY, small_name(dtype, n), dev, (count + INV_SMALL_THREADS - 1) // INV_SMALL_THREADS, args,

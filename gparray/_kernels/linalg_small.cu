@@ -10,8 +10,11 @@
 //   getf2  LU with partial pivoting: in column j the first entry of largest magnitude on or
 //          below the diagonal is the pivot; rows are swapped only for a nonzero pivot, the
 //          column below it is scaled by its reciprocal (divided when it is below the
-//          smallest normal number), then the rank-1 update. info[b] = j + 1 for the first
-//          exactly zero pivot (a singular matrix: the inverse is not written), else 0.
+//          smallest normal number), then the rank-1 update. A matrix with an exactly zero
+//          pivot is singular: its inverse is not written, and it is counted in status[0..1]
+//          (zeroed by the caller): status[0] = max over singular b of count - b (so the
+//          first singular matrix is count - status[0]), status[1] = how many. The host
+//          reads these 16 bytes, not a status per matrix.
 //   trti2  the inverse of U in place;
 //   getri  solve inv(A) L = inv(U) column by column from the right, then undo the row
 //          interchanges as column interchanges in reverse order.
@@ -40,8 +43,8 @@ struct limits<double> {
 
 template <class T, int N>
 __global__ void __launch_bounds__(GP_INV_SMALL_THREADS)
-    gp_inv_small(T* __restrict__ out, const T* __restrict__ x, int* __restrict__ info, long long count, long long sb,
-                 long long s0, long long s1) {
+    gp_inv_small(T* __restrict__ out, const T* __restrict__ x, unsigned long long* __restrict__ status,
+                 long long count, long long sb, long long s0, long long s1) {
     typedef gp::ls::limits<T> L;
     const long long b = static_cast<long long>(blockIdx.x) * GP_INV_SMALL_THREADS + threadIdx.x;
     if (b >= count) return;
@@ -99,8 +102,11 @@ __global__ void __launch_bounds__(GP_INV_SMALL_THREADS)
             for (int k = j + 1; k < N; ++k) a[i][k] -= a[i][j] * a[j][k];
         }
     }
-    info[b] = bad;
-    if (bad) return;
+    if (bad) {
+        atomicMax(status, static_cast<unsigned long long>(count - b));
+        atomicAdd(status + 1, 1ULL);
+        return;
+    }
     // ---------------------------------------------------------------- trti2: inv(U) in place
 #pragma unroll
     for (int j = 0; j < N; ++j) {

@@ -1,4 +1,5 @@
-"""``LinAlgError`` and the one place where the solvers' per-matrix status becomes it."""
+"""``LinAlgError`` and the one place where the solvers' statuses (one per matrix, or a
+kernel's summary of its stack) become it."""
 from __future__ import annotations
 
 import numpy as np
@@ -24,9 +25,26 @@ def check_info(name: str, info: np.ndarray, batch: tuple, what: str) -> None:
     first = int(bad[0])
     if flat[first] < 0:
         raise RuntimeError(f"{name}: cuSOLVER rejected argument {-int(flat[first])} (a gparray bug)")
+    _raise(name, what, batch, first, int(bad.size), int(flat.size))
+
+
+def check_status(name: str, status: np.ndarray, batch: tuple, count: int, what: str) -> None:
+    """The same LinAlgError from a kernel's two-word summary of its stack of ``count``
+    matrices (gparray/_kernels/linalg_small.cu): ``status[1]`` failing matrices, the first
+    at ``count - status[0]``."""
+    nbad = int(status[1])
+    if nbad == 0:
+        return
+    first = count - int(status[0])
+    if not 0 <= first < count:
+        raise RuntimeError(f"{name}: status {[int(v) for v in status]} names no matrix of {count} (a gparray bug)")
+    _raise(name, what, batch, first, nbad, count)
+
+
+def _raise(name: str, what: str, batch: tuple, first: int, nbad: int, total: int):
     where = ""
     if batch:
         idx = tuple(int(i) for i in np.unravel_index(first, batch))
-        more = f"; {bad.size} of {flat.size} matrices" if bad.size > 1 else ""
+        more = f"; {nbad} of {total} matrices" if nbad > 1 else ""
         where = f" (stack index {idx}{more})"
     raise LinAlgError(f"{name}: {what}{where}")

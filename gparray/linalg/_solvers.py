@@ -24,9 +24,10 @@ from .._engine import _linalg_plan as _lp
 from .._engine import _shapes, _solver
 from . import _xp
 from ._decompositions import _input, _svd
-from ._errors import check_info
+from ._errors import check_info, check_status
 
 _I32 = np.dtype("int32")
+_U64 = np.dtype("uint64")
 
 
 class SlogdetResult(NamedTuple):
@@ -57,10 +58,10 @@ def _inv(o, x):
         if x.dtype != dt or _batch_stride(x.shape, x.strides) is None:
             x = o.contig(x, dt)
         out = o.empty(x.shape, dt, x)
-        info = o.empty(b, _I32, x)
+        status = o.zeros((2,), _U64, x)      # the singular matrices: 16 bytes to read back
         _solver.inv_small(dt.name, n, o.ptr(x), count, _batch_stride(x.shape, x.strides) // isz,
-                          x.strides[-2] // isz, x.strides[-1] // isz, o.ptr(out), o.ptr(info), o.dev(x))
-        check_info("inv", o.host(info), b, "Singular matrix")
+                          x.strides[-2] // isz, x.strides[-1] // isz, o.ptr(out), o.ptr(status), o.dev(x))
+        check_status("inv", o.host(status), b, count, "Singular matrix")
         return out
     # column-major x (the C-contiguous copy of x^T), factored as LAPACK sees NumPy's input, so
     # exactly singular matrices show the same zero pivots as numpy.linalg.inv; the inverse
