@@ -39,8 +39,8 @@ class Device:
     __str__ = __repr__
 
     def __enter__(self):
-        cp = _backend.cupy()
-        dev = cp.cuda.Device(self._id)
+        _backend.require_device("gparray.Device")
+        dev = _backend.OnDevice(self._id)
         dev.__enter__()
         _ctx_stack().append(dev)
         return self
@@ -56,10 +56,9 @@ class Device:
         dev = normalize_device(self, "synchronize")
         from ._kernels import _faults
 
-        cp = _backend.cupy()
         with _backend.on_device(dev._id):
             with _faults.checked("synchronize"):
-                cp.cuda.runtime.deviceSynchronize()
+                _backend.runtime().deviceSynchronize()
             after_synchronize(dev._id, None)
 
 
@@ -128,8 +127,8 @@ def get_device(ordinal: int) -> Device:
 
 def current_device() -> Device:
     """The device CuPy considers current (cuda:0 unless a Device context is active)."""
-    cp = _backend.cupy()
-    return get_device(cp.cuda.runtime.getDevice())
+    _backend.require_device("gparray")
+    return get_device(_backend.runtime().getDevice())
 
 
 def normalize_device(device, name: str = "device") -> Device:

@@ -77,11 +77,19 @@ _configured = False
 
 def _configure() -> None:
     """Tell the compiled fast path (when built) which class its results are and where the
-    current stream comes from; once, before the first combination is learnt (CuPy is
-    imported by then: a kernel has run)."""
+    current stream comes from; once, before the first combination is learnt (a kernel has
+    run by then), and again with CuPy's getter when CuPy is imported."""
     global _configured
-    _claunch.configure(Array, _backend.cupy().cuda.get_current_stream)
+    _claunch.configure(Array, _backend.stream_getter())
+    if not _configured:
+        _backend.when_cupy_imported(_reconfigure)
     _configured = True
+
+
+def _reconfigure(cp) -> None:
+    """CuPy was imported: the compiled path reads CuPy's current stream directly."""
+    if _configured:
+        _claunch.configure(Array, cp.cuda.get_current_stream)
 
 
 # Comparisons of an integer array with a Python int outside its dtype's range have the

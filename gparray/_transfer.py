@@ -40,7 +40,7 @@ _H2D, _D2H = 1, 2
 
 def stream():
     """CuPy's current stream (CuPy is imported: a device array exists)."""
-    return _backend._cupy.cuda.get_current_stream()
+    return _backend.current_stream()
 
 
 class on_device:
@@ -53,9 +53,8 @@ class on_device:
         self.ctx = None
 
     def __enter__(self):
-        cp = _backend.cupy()
-        if cp.cuda.runtime.getDevice() != self.dev._id:
-            self.ctx = cp.cuda.Device(self.dev._id)
+        if _backend.runtime().getDevice() != self.dev._id:
+            self.ctx = _backend.OnDevice(self.dev._id)
             self.ctx.__enter__()
 
     def __exit__(self, *exc):
@@ -82,20 +81,19 @@ def from_host(a: np.ndarray, dev):
     n = a.nbytes
     buf = _memory.alloc(n, dev._id)
     if n:
-        cp = _backend.cupy()
         src = a.ctypes.data
         with on_device(dev), _faults.checked("asarray"):
             s = stream().ptr
             pinned = _host.is_pinned(a, src)
             with copy_span("memcpy HtoD", n, dev._id, s):
                 if pinned:
-                    cp.cuda.runtime.memcpyAsync(buf.ptr, src, n, _H2D, s)
+                    _backend.runtime().memcpyAsync(buf.ptr, src, n, _H2D, s)
                 elif n < _staging.STAGE_MIN or not _staged(_H2D, buf.ptr, src, n, dev._id, s):
-                    cp.cuda.runtime.memcpyAsync(buf.ptr, src, n, _H2D, s)
+                    _backend.runtime().memcpyAsync(buf.ptr, src, n, _H2D, s)
             if pinned:
                 # one DMA straight from the caller's memory: wait for it, or a change the
                 # caller makes after we return could reach the device
-                cp.cuda.runtime.streamSynchronize(s)
+                _backend.runtime().streamSynchronize(s)
     return buf
 
 
@@ -137,7 +135,6 @@ def to_host(x, out: np.ndarray | None = None) -> np.ndarray:
     else:
         keep = contiguous(x)
         ptr = keep.ptr
-    cp = _backend.cupy()
     dst = out.ctypes.data
     with on_device(x._device):
         with _faults.checked("to host"):
@@ -145,7 +142,7 @@ def to_host(x, out: np.ndarray | None = None) -> np.ndarray:
             with copy_span("memcpy DtoH", n, x._device._id, s.ptr):
                 if ((given and _host.is_pinned(out, dst)) or n < _staging.STAGE_MIN
                         or not _staged(_D2H, dst, ptr, n, x._device._id, s.ptr)):
-                    cp.cuda.runtime.memcpyAsync(dst, ptr, n, _D2H, s.ptr)
+                    _backend.runtime().memcpyAsync(dst, ptr, n, _D2H, s.ptr)
             s.synchronize()
         _index.check_pending(x._device._id, s.ptr)  # an out-of-range index an earlier gather met
     return out
@@ -196,9 +193,8 @@ class _Copier:
     __slots__ = ("pool", "kind", "s", "dev_id", "rt", "event_cls")
 
     def __init__(self, pool, kind: int, s: int, dev_id: int):
-        cp = _backend.cupy()
         self.pool, self.kind, self.s, self.dev_id = pool, kind, s, dev_id
-        self.rt, self.event_cls = cp.cuda.runtime, cp.cuda.Event
+        self.rt, self.event_cls = _backend.runtime(), _backend.Event
 
     def host_copy(self, dst: int, src: int, n: int) -> None:
         _parallel_memmove(dst, src, n)
@@ -255,7 +251,7 @@ def _staged(kind: int, dst: int, src: int, n: int, dev_id: int, s: int) -> bool:
     def run(pool, bufs):
         return loop(_Copier(pool, kind, s, dev_id), dst, src, n, bufs, pool.next, buffer_bytes=pool.buffer_bytes)
 
-    return _with_staging(run, lambda: _backend.cupy().cuda.runtime.streamSynchronize(s))
+    return _with_staging(run, lambda: _backend.runtime().streamSynchronize(s))
 
 
 # How a copy between two devices goes: "auto" (the default) is a peer copy where the two
@@ -291,7 +287,7 @@ def peer_access(a: int, b: int) -> bool:
 def _enable_peers(a: int, b: int) -> bool:
     if a == b:
         return True
-    rt = _backend.cupy().cuda.runtime
+    rt = _backend.runtime()
     if not (rt.deviceCanAccessPeer(a, b) and rt.deviceCanAccessPeer(b, a)):
         return False
     for dev, peer in ((a, b), (b, a)):
@@ -324,8 +320,7 @@ class _Relay:
     __slots__ = ("pool", "rt", "event_cls", "s", "s_dev", "d", "d_dev")
 
     def __init__(self, pool, s: int, s_dev: int, d: int, d_dev: int):
-        cp = _backend.cupy()
-        self.pool, self.rt, self.event_cls = pool, cp.cuda.runtime, cp.cuda.Event
+        self.pool, self.rt, self.event_cls = pool, _backend.runtime(), _backend.Event
         self.s, self.s_dev, self.d, self.d_dev = s, s_dev, d, d_dev
 
     def _event(self, key):
@@ -375,7 +370,7 @@ def _relayed(dst: int, src: int, n: int, s: int, s_dev: int, d: int, d_dev: int)
         for dev_id, h in ((s_dev, s), (d_dev, d)):
             try:
                 with _backend.on_device(dev_id):
-                    _backend.cupy().cuda.runtime.streamSynchronize(h)
+                    _backend.runtime().streamSynchronize(h)
             except Exception:
                 pass
 
@@ -407,9 +402,8 @@ def to_device(x, dev, stream=None):
     # the block belongs to the copy's stream when that is on dev, else to dev's current one
     buf = _memory.alloc(nbytes, dst_dev, cs if cs_dev == dst_dev else None)
     if nbytes:
-        cp = _backend.cupy()
-        src_cur = cp.cuda.get_current_stream(src_dev).ptr
-        dst_cur = cp.cuda.get_current_stream(dst_dev).ptr
+        src_cur = _backend.current_stream(src_dev).ptr
+        dst_cur = _backend.current_stream(dst_dev).ptr
         if cs is None:
             cs = src_cur
         _streams.order(src_cur, src_dev, (cs, cs_dev))      # x has been written
@@ -419,7 +413,7 @@ def to_device(x, dev, stream=None):
             if _peer_path(src_dev, dst_dev) or not _relayed(buf.ptr, src, nbytes, s, src_dev,
                                                              buf.stream, dst_dev):
                 with _backend.on_device(cs_dev), copy_span("memcpy PtoP", nbytes, cs_dev, cs):
-                    cp.cuda.runtime.memcpyPeerAsync(buf.ptr, dst_dev, src, src_dev, nbytes, cs)
+                    _backend.runtime().memcpyPeerAsync(buf.ptr, dst_dev, src, src_dev, nbytes, cs)
             elif cs_dev == src_dev:
                 _streams.order(buf.stream, dst_dev, (cs, cs_dev))   # the relay ends on the block's stream
         _streams.order(cs, cs_dev, (src_cur, src_dev), (dst_cur, dst_dev), (buf.stream, dst_dev))
@@ -431,8 +425,7 @@ def memset0(x, what: str = "zeros") -> None:
     ``what`` names the calling function in a fault's message."""
     nbytes = x.size * x._dtype.itemsize
     if nbytes:
-        cp = _backend.cupy()
         with on_device(x._device), _faults.checked(what):
             s = stream().ptr
             with copy_span("memset", nbytes, x._device._id, s):
-                cp.cuda.runtime.memsetAsync(x._ptr, 0, nbytes, s)
+                _backend.runtime().memsetAsync(x._ptr, 0, nbytes, s)

@@ -133,8 +133,8 @@ class FakeContextRuntime(FakeRuntime):
 
 def _fake_cupy_with_modules(rt):
     """CuPy's Device context as CuPy has it (setDevice only when the device changes; the exit
-    restores unconditionally) and ``cuda.function.Module`` whose driver calls need a current
-    context: the load's context owns the module, and a lookup needs that context current."""
+    restores unconditionally) and the driver's module calls, which need a current context:
+    the load's context owns the module, and a lookup needs that context current."""
 
     class Device:
         def __init__(self, dev):
@@ -150,17 +150,18 @@ def _fake_cupy_with_modules(rt):
         def __exit__(self, *exc):
             rt.setDevice(self._prev.pop())
 
-    class Module:
-        def load(self, cubin):
-            self.ctx = rt.context()
-            assert self.ctx is not None, "cuModuleLoadData with no current context (CUDA_ERROR_INVALID_CONTEXT)"
+    def moduleLoadData(cubin):
+        ctx = rt.context()
+        assert ctx is not None, "cuModuleLoadData with no current context (CUDA_ERROR_INVALID_CONTEXT)"
+        return ("module", ctx)
 
-        def get_function(self, lowered):
-            cur = rt.context()
-            assert cur == self.ctx, f"cuModuleGetFunction: module of cuda:{self.ctx}, context {cur} current"
-            return (self.ctx, lowered)
+    def moduleGetFunction(module, lowered):
+        cur = rt.context()
+        assert cur == module[1], f"cuModuleGetFunction: module of cuda:{module[1]}, context {cur} current"
+        return (module[1], lowered)
 
-    cuda = types.SimpleNamespace(runtime=rt, Device=Device, function=types.SimpleNamespace(Module=Module))
+    driver = types.SimpleNamespace(moduleLoadData=moduleLoadData, moduleGetFunction=moduleGetFunction)
+    cuda = types.SimpleNamespace(runtime=rt, Device=Device, driver=driver)
     return types.SimpleNamespace(cuda=cuda)
 
 
@@ -186,11 +187,11 @@ def test_kernels_of_device1_load_and_look_up_in_its_context(ctx_rt):
     from gparray._kernels import _registry
 
     ctx_rt.setDevice(0)
-    assert _registry.get_kernel("fam", "k<1>", 1) == (1, "_Z1k1")
+    assert _registry.get_kernel("fam", "k<1>", 1).ptr == (1, "_Z1k1")
     assert ctx_rt.getDevice() == 0 and ctx_rt.context() == 0
-    assert _registry.get_kernel("fam", "k<2>", 1) == (1, "_Z1k2")        # pending in the loaded module
+    assert _registry.get_kernel("fam", "k<2>", 1).ptr == (1, "_Z1k2")        # pending in the loaded module
     assert ctx_rt.getDevice() == 0 and ctx_rt.context() == 0
-    assert _registry.get_kernel("fam", "k<1>", 0) == (0, "_Z1k1")        # cuda:0 has its own module
+    assert _registry.get_kernel("fam", "k<1>", 0).ptr == (0, "_Z1k1")        # cuda:0 has its own module
 
 
 def test_a_new_threads_first_kernel_load_binds_the_context(ctx_rt):
@@ -202,8 +203,8 @@ def test_a_new_threads_first_kernel_load_binds_the_context(ctx_rt):
 
     def work():
         try:
-            seen["fn"] = _registry.get_kernel("fam", "k<3>", 0)
-            seen["fn2"] = _registry.get_kernel("fam", "k<0>", 0)
+            seen["fn"] = _registry.get_kernel("fam", "k<3>", 0).ptr
+            seen["fn2"] = _registry.get_kernel("fam", "k<0>", 0).ptr
             seen["dev"] = ctx_rt.getDevice()
         except BaseException as exc:   # reported below
             seen["error"] = exc
@@ -224,5 +225,5 @@ def test_user_kernels_of_device1_load_in_its_context(ctx_rt, monkeypatch):
     mod = _user_kernels.UserModule("src", "m", (), ("k<1>", "k<2>"))
     ctx_rt.setDevice(0)
     fns = mod._functions(1)
-    assert fns["k<1>"] == (1, "_Z1k1") and fns["k<2>"] == (1, "_Z1k2")
+    assert fns["k<1>"].ptr == (1, "_Z1k1") and fns["k<2>"].ptr == (1, "_Z1k2")
     assert ctx_rt.getDevice() == 0 and ctx_rt.context() == 0

@@ -135,6 +135,8 @@ def test_error_words_of_two_devices_read_at_once(monkeypatch):
 
     cp = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=rt, Device=Device))
     monkeypatch.setattr(_backend, "cupy", lambda: cp)
+    monkeypatch.setattr(_backend, "_cupy", cp)          # _backend.runtime() answers cp's runtime
+    monkeypatch.setattr(_backend, "_device_count", 2)
     words = {0: np.array([1, 0, 10, 5], dtype=np.uint64), 1: np.zeros(4, dtype=np.uint64)}
     blocks = {d: types.SimpleNamespace(ptr=w.ctypes.data) for d, w in words.items()}
     monkeypatch.setattr(ix, "_err_blocks", blocks)

@@ -491,7 +491,8 @@ class _FakeCupy:
     def __init__(self, uploads):
         self.cuda = type("cuda", (), {})()
         self.cuda.runtime = _FakeRuntime(uploads)
-        self.cuda.get_current_stream = lambda: type("S", (), {"ptr": 77})()
+        self.cuda.get_current_stream = lambda device_id=-1: type("S", (), {"ptr": 77})()
+        self.cuda.runtime.getDevice = lambda: 0
 
 
 class _Blk:
@@ -516,7 +517,10 @@ def test_launch_decoded_runs_to_numpy(monkeypatch, count):
     monkeypatch.setattr(_join, "_kernels", {})
     monkeypatch.setattr(_join, "kernel", lambda fam, expr, dev, proto: (fam, expr, proto))
     monkeypatch.setattr(_join, "run", lambda k, dev, grid, args, block=256: launches.append((k, grid, args, block)))
-    monkeypatch.setattr(_join._backend, "cupy", lambda: _FakeCupy(uploads))
+    fake_cp = _FakeCupy(uploads)
+    monkeypatch.setattr(_join._backend, "cupy", lambda: fake_cp)
+    monkeypatch.setattr(_join._backend, "_cupy", fake_cp)       # runtime() / current_stream()
+    monkeypatch.setattr(_join._backend, "_device_count", 1)
 
     def alloc(nbytes, dev, stream=None):
         blk = _Blk(0x10000 * (len(allocs) + 1), nbytes, stream)

@@ -323,9 +323,21 @@ class _Device:
         return False
 
 
-def test_the_backend_records_on_held_streams_without_synchronizing():
+class _DeviceContext:
+    """The pool's device-context factory (``_cupy_backend._device_context``) of device 0."""
+    device_id = 0
+
+    def __call__(self):
+        return _Device()
+
+
+def test_the_backend_records_on_held_streams_without_synchronizing(monkeypatch):
+    from gparray import _backend
+
     log = []
-    record = _cupy_backend._record_event(_Cupy(log), _Device())
+    cp = _Cupy(log)
+    monkeypatch.setattr(_backend, "_cupy", cp)     # its Event and current stream are the fakes
+    record = _cupy_backend._record_event(cp.cuda.runtime, _DeviceContext())
     assert record(0x5A00) is None and log == ["synchronize"], "unknown stream: synchronize"
     log.clear()
     s = _streams.Stream._wrap(_CupyStream(0x5A00), _device.get_device(0))

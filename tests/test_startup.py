@@ -87,35 +87,26 @@ def test_no_gpu_error_comes_at_first_use_not_at_import():
     assert json.loads(out.stdout.strip().splitlines()[-1])["r"] == "CUDAUnavailableError"
 
 
-class _FakeModule:
+class _FakeDriver:
+    """The driver's module calls: a load, and the lookups (``cuModuleGetFunction``) made."""
     lookups: list = []
 
-    def load(self, cubin):
-        self.cubin = cubin
+    @staticmethod
+    def moduleLoadData(cubin):
+        return ("module", cubin)
 
-    def get_function(self, lowered):
-        _FakeModule.lookups.append(lowered)
+    @staticmethod
+    def moduleGetFunction(module, lowered):
+        _FakeDriver.lookups.append(lowered)
         return ("function", lowered)
-
-
-class _FakeDevice:
-    def __init__(self, device_id):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def test_a_cached_module_looks_up_only_the_instances_asked_for(monkeypatch):
     rt = types.SimpleNamespace(getDevice=lambda: 0, setDevice=lambda dev: None)
-    fake_cp = types.SimpleNamespace(cuda=types.SimpleNamespace(
-        Device=_FakeDevice, runtime=rt, function=types.SimpleNamespace(Module=_FakeModule)))
+    fake_cp = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=rt, driver=_FakeDriver))
     from gparray import _backend
 
-    monkeypatch.setattr(_backend, "cupy", lambda: fake_cp)
+    monkeypatch.setattr(_backend, "_cupy", fake_cp)    # _backend.runtime() / driver() answer these
     monkeypatch.setattr(_registry, "_arch_of_device", {99: "90"})
     monkeypatch.setattr(_registry, "_functions", {})
     monkeypatch.setattr(_registry, "_pending", {})
@@ -128,16 +119,16 @@ def test_a_cached_module_looks_up_only_the_instances_asked_for(monkeypatch):
         return b"cubin", dict(mapping)
 
     monkeypatch.setattr(_compile, "compile_cached", compile_cached)
-    _FakeModule.lookups = []
-    assert _registry.get_kernel("fam", "k<7>", 99) == ("function", "_Z1k7")
-    assert _FakeModule.lookups == ["_Z1k7"] and len(loads) == 1
+    _FakeDriver.lookups = []
+    assert _registry.get_kernel("fam", "k<7>", 99).ptr == ("function", "_Z1k7")
+    assert _FakeDriver.lookups == ["_Z1k7"] and len(loads) == 1
     # another instance of the same module: looked up then, no second module load
-    assert _registry.get_kernel("fam", "k<8>", 99) == ("function", "_Z1k8")
-    assert _registry.get_kernel("fam", "k<7>", 99) == ("function", "_Z1k7")
-    assert _FakeModule.lookups == ["_Z1k7", "_Z1k8"] and len(loads) == 1 and len(_registry._modules) == 1
+    assert _registry.get_kernel("fam", "k<8>", 99).ptr == ("function", "_Z1k8")
+    assert _registry.get_kernel("fam", "k<7>", 99).ptr == ("function", "_Z1k7")
+    assert _FakeDriver.lookups == ["_Z1k7", "_Z1k8"] and len(loads) == 1 and len(_registry._modules) == 1
     # clear_memo forgets the pending ones too (the next call reloads from the disk cache)
     _registry.clear_memo()
-    assert _registry.get_kernel("fam", "k<9>", 99) == ("function", "_Z1k9")
+    assert _registry.get_kernel("fam", "k<9>", 99).ptr == ("function", "_Z1k9")
     assert len(loads) == 2
 
 
@@ -152,3 +143,69 @@ def test_base_key_is_hashed_once_per_family_and_inputs(monkeypatch):
     monkeypatch.setattr(_compile, "_nvrtc_version", (12, 1))
     assert k1 != _compile.instance_key("elementwise", "gp_fill_contig<float>", "90")
     assert len(_compile._base_keys) == 2
+
+
+def test_headers_digest_comes_from_its_stamp_until_a_file_changes(monkeypatch, tmp_path):
+    """A family's header digest is read from the cache folder's stamp while its .cu file and
+    every header it includes keep their size and modification time; a change recomputes it."""
+    import os
+    import shutil
+
+    kdir = tmp_path / "kernels"
+    shutil.copytree(_compile.KERNEL_DIR / "include", kdir / "include")
+    shutil.copy(_compile.KERNEL_DIR / "reduce.cu", kdir / "reduce.cu")
+    monkeypatch.setenv("GPARRAY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(_compile, "KERNEL_DIR", kdir)
+    monkeypatch.setattr(_compile, "INCLUDE_DIR", kdir / "include")
+    monkeypatch.setattr(_compile, "_family_sources", {})
+    monkeypatch.setattr(_compile, "_family_digests", {})
+    real = _compile.headers_digest("reduce")
+    assert list((tmp_path / "cache").glob("headers-reduce-*.stamp"))
+    # a new process: the stamp answers, no include tree is parsed
+    parsed = []
+    orig = _compile.included_headers
+    monkeypatch.setattr(_compile, "included_headers", lambda *a, **k: parsed.append(1) or orig(*a, **k))
+    monkeypatch.setattr(_compile, "_family_digests", {})
+    assert _compile.headers_digest("reduce") == real and parsed == []
+    # an included header changes (same size, new time): recomputed, and it differs
+    hdr = kdir / "include" / "gp" / "reduce.cuh"
+    text = hdr.read_bytes()
+    hdr.write_bytes(text.replace(b"//", b"/*", 1) if b"//" in text else text + b" ")
+    st = os.stat(hdr)
+    os.utime(hdr, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    monkeypatch.setattr(_compile, "_family_digests", {})
+    changed = _compile.headers_digest("reduce")
+    assert parsed and changed != real
+    # a corrupt stamp is recomputed, not trusted
+    for f in (tmp_path / "cache").glob("headers-reduce-*.stamp"):
+        f.write_text("garbage")
+    monkeypatch.setattr(_compile, "_family_digests", {})
+    assert _compile.headers_digest("reduce") == changed
+
+
+def test_nvrtc_version_comes_from_its_stamp_and_compiles_confirm_it(monkeypatch, tmp_path):
+    """The NVRTC version and targets are NVRTC's answer once (which writes the stamp); later
+    processes read the stamp without loading NVRTC; a compile first confirms the stamp, and
+    a stale one is rewritten and reported as changed."""
+    from gparray._kernels import _nvrtc_info
+
+    monkeypatch.setenv("GPARRAY_CACHE_DIR", str(tmp_path))
+    asked = []
+    answer = {"v": ((12, 8), (75, 80, 90))}
+    monkeypatch.setattr(_nvrtc_info, "_from_nvrtc", lambda: asked.append(1) or answer["v"])
+    _nvrtc_info._reset()
+    try:
+        assert _nvrtc_info.info() == ((12, 8), (75, 80, 90)) and len(asked) == 1
+        assert not _nvrtc_info.trusted_stamp()
+        _nvrtc_info._reset()                       # a new process
+        assert _nvrtc_info.info() == ((12, 8), (75, 80, 90)) and len(asked) == 1
+        assert _nvrtc_info.trusted_stamp()
+        assert _nvrtc_info.confirm() == (((12, 8), (75, 80, 90)), False) and len(asked) == 2
+        _nvrtc_info._reset()                       # NVRTC upgraded in place: the stamp is stale
+        answer["v"] = ((13, 0), (75, 80, 90, 100))
+        assert _nvrtc_info.info()[0] == (12, 8)
+        assert _nvrtc_info.confirm() == (((13, 0), (75, 80, 90, 100)), True)
+        _nvrtc_info._reset()
+        assert _nvrtc_info.info() == ((13, 0), (75, 80, 90, 100)) and len(asked) == 3
+    finally:
+        _nvrtc_info._reset()

@@ -108,10 +108,9 @@ _pending: dict = {}      # device id -> {stream address: True} of launches not c
 def _err_word(dev: int):
     blk = _err_blocks.get(dev)
     if blk is None:
-        cp = _backend.cupy()
         blk = _memory.alloc(32, dev)
         with _backend.on_device(dev):
-            cp.cuda.runtime.memsetAsync(blk.ptr, 0, 32, cp.cuda.get_current_stream().ptr)
+            _backend.runtime().memsetAsync(blk.ptr, 0, 32, _backend.current_stream().ptr)
         # two threads' first gathers on dev: one word for both (launches keep its address,
         # and the loser's block goes back to the pool)
         blk = _err_blocks.setdefault(dev, blk)
@@ -122,7 +121,6 @@ def _read_record(dev: int, stream_ptr: int):
     """(axis, value, size) of the recorded out-of-range index, or None; the record is reset.
     The read is queued on ``stream_ptr``, a stream of ``dev`` (it waits for that stream's
     earlier launches)."""
-    cp = _backend.cupy()
     blk = _err_blocks.get(dev)
     if blk is None:
         return None
@@ -130,11 +128,11 @@ def _read_record(dev: int, stream_ptr: int):
     with _backend.on_device(dev):   # (handle 0 names the current device's legacy stream)
         # into pageable host memory: returns once the copy (and so the launches before it) is done
         with copy_span("memcpy DtoH", 32, dev, stream_ptr):
-            cp.cuda.runtime.memcpyAsync(host.ctypes.data, blk.ptr, 32, 2, stream_ptr)
+            _backend.runtime().memcpyAsync(host.ctypes.data, blk.ptr, 32, 2, stream_ptr)
         if not host[0]:
             return None
         rec = tuple(int(v) for v in host[1:].view(np.int64))
-        cp.cuda.runtime.memsetAsync(blk.ptr, 0, 32, stream_ptr)
+        _backend.runtime().memsetAsync(blk.ptr, 0, 32, stream_ptr)
     return rec
 
 
@@ -148,11 +146,9 @@ def after_launch(dev: int, name: str) -> None:
     (IndexError named after ``name``), in ``deferred`` mode a note that the current stream
     has a launch to check at its next synchronization."""
     if MODE == "deferred":
-        cp = _backend.cupy()
-        _pending.setdefault(dev, {})[cp.cuda.get_current_stream(dev).ptr] = True
+        _pending.setdefault(dev, {})[_backend.current_stream(dev).ptr] = True
     elif MODE == "sync":
-        cp = _backend.cupy()
-        s = cp.cuda.get_current_stream(dev).ptr
+        s = _backend.current_stream(dev).ptr
         p = _pending.get(dev)
         if p:
             p.pop(s, None)
@@ -169,9 +165,8 @@ def check_pending(dev: int, stream_ptr=None) -> None:
     if not p:
         return
     if stream_ptr is None:
-        cp = _backend.cupy()
         p.clear()
-        rec = _read_record(dev, cp.cuda.get_current_stream(dev).ptr)
+        rec = _read_record(dev, _backend.current_stream(dev).ptr)
     elif p.pop(stream_ptr, None):   # (another thread synchronizing this stream may pop it first)
         rec = _read_record(dev, stream_ptr)
     else:
@@ -305,12 +300,11 @@ def read_total(dev: int, addr: int) -> int:
     """The int64 at device address ``addr`` (the last element of an inclusive scan of counts),
     read back on ``dev``'s current stream, the one that ran the counts and the scan, which it
     synchronizes (then the deferred bounds check of that stream runs: ``check_pending``)."""
-    cp = _backend.cupy()
     host = np.zeros(1, dtype=np.int64)
     with _backend.on_device(dev):
-        s = cp.cuda.get_current_stream()
+        s = _backend.current_stream()
         with copy_span("memcpy DtoH", 8, dev, s.ptr):
-            cp.cuda.runtime.memcpyAsync(host.ctypes.data, addr, 8, 2, s.ptr)
+            _backend.runtime().memcpyAsync(host.ctypes.data, addr, 8, 2, s.ptr)
         s.synchronize()
         check_pending(dev, s.ptr)
     return int(host[0])

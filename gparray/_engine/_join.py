@@ -325,14 +325,13 @@ def launch(out, pl: JoinPlan) -> None:
     k = _kernels.get((dev, FAMILY, "gp_join_table"))
     if k is None:
         k = kernel(FAMILY, "gp_join_table", dev, (_P0, _I64, _I64, _I32, _P0))
-    cp = _backend.cupy()
     with _backend.on_device(dev):
-        s = cp.cuda.get_current_stream()
+        s = _backend.current_stream()
         blk = _memory.alloc(tab.nbytes, dev, s.ptr)
         with _faults.checked("concat: piece table upload"):
             # pageable source: staged by the time this returns, so ``tab`` may go
             with copy_span("memcpy HtoD", tab.nbytes, dev, s.ptr):
-                cp.cuda.runtime.memcpyAsync(blk.ptr, tab.ctypes.data, tab.nbytes, _H2D, s.ptr)
+                _backend.runtime().memcpyAsync(blk.ptr, tab.ctypes.data, tab.nbytes, _H2D, s.ptr)
         run(k, dev, pl.grid, (obase, pl.pitch, pl.rows, pl.n, blk.ptr), block=BLOCK)
     del blk  # back to the pool on the stream the kernel runs on: reused only after it
 

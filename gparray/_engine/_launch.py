@@ -92,7 +92,7 @@ def bind(family: str, expr: str, device_id: int, args, var):
     return kernel(family, expr, device_id, args).bind(args, var)
 
 
-_cp = None
+_cp = None     # set (True) once _init has bound the getters below
 _get_device = None
 _stream = None
 _multi = None  # more than one visible device: check the current device before launching
@@ -106,11 +106,20 @@ _NO_SPAN = contextlib.nullcontext()
 
 
 def _init():
+    """Bind the launch path's device and stream getters (CUDA runtime only: no CuPy import;
+    the stream getter becomes CuPy's own once CuPy is imported)."""
     global _cp, _get_device, _stream, _multi
-    cp = _backend.cupy()
-    _get_device, _stream = cp.cuda.runtime.getDevice, cp.cuda.get_current_stream
+    _backend.require_device("gparray")
+    _get_device, _stream = _backend.runtime().getDevice, _backend.stream_getter()
     _multi = _backend.device_count() > 1
-    _cp = cp
+    if _cp is None:
+        _backend.when_cupy_imported(_use_cupy_stream)
+    _cp = True
+
+
+def _use_cupy_stream(cp):
+    global _stream
+    _stream = cp.cuda.get_current_stream
 
 
 def run(k: Kernel, device_id: int, grid: int, args, shared_mem: int = 0, block: int = BLOCK):
@@ -122,7 +131,7 @@ def run(k: Kernel, device_id: int, grid: int, args, shared_mem: int = 0, block: 
     if _cp is None:
         _init()
     if _multi and _get_device() != device_id:
-        with _cp.cuda.Device(device_id):
+        with _backend.OnDevice(device_id):
             k.launch(grid, block, args, shared_mem, _stream().ptr)
     else:
         k.launch(grid, block, args, shared_mem, _stream().ptr)
@@ -134,7 +143,7 @@ def run_plain(k: Kernel, device_id: int, grid: int, args, shared_mem: int = 0, b
     if _cp is None:
         _init()
     if _multi and _get_device() != device_id:
-        with _cp.cuda.Device(device_id):
+        with _backend.OnDevice(device_id):
             k.launch(grid, block, args, shared_mem, _stream().ptr)
     else:
         k.launch(grid, block, args, shared_mem, _stream().ptr)

@@ -231,8 +231,7 @@ def sm_count(device_id: int) -> int:
     """Multiprocessors of a device (cached)."""
     n = _sms.get(device_id)
     if n is None:
-        props = _backend.cupy().cuda.runtime.getDeviceProperties(device_id)
-        n = _sms[device_id] = int(props["multiProcessorCount"])
+        n = _sms[device_id] = int(_backend.runtime().deviceGetAttribute(16, device_id))  # cudaDevAttrMultiProcessorCount
     return n
 
 

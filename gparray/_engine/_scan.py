@@ -127,16 +127,15 @@ def plan(shape: tuple, strides: tuple, axis: int, in_itemsize: int, out_itemsize
 
 
 def _memset0(ptr: int, nbytes: int, device_id: int) -> None:
-    cp = _backend.cupy()
     with _backend.on_device(device_id):
-        s = cp.cuda.get_current_stream().ptr
+        s = _backend.current_stream().ptr
         with copy_span("memset", nbytes, device_id, s):
-            cp.cuda.runtime.memsetAsync(ptr, 0, nbytes, s)
+            _backend.runtime().memsetAsync(ptr, 0, nbytes, s)
 
 
 def _stream_ptr(device_id: int) -> int:
     """The handle of the current stream of ``device_id`` (the one ``launch`` uses)."""
-    return _backend._cupy.cuda.get_current_stream(device_id).ptr
+    return _backend.current_stream(device_id).ptr
 
 
 _PER_THREAD = 2            # cudaStreamPerThread: a different stream in every host thread

@@ -97,12 +97,51 @@ def headers_digest(family: str | None = None) -> str:
     if family is not None:
         d = _family_digests.get(family)
         if d is None:
-            names = sorted(included_headers(family_source(family)))
-            d = _family_digests[family] = _digest(names)
+            d = _family_digests[family] = _stamped_digest(family)
         return d
     if _headers_digest is None:
         _headers_digest = _digest(sorted(str(p.relative_to(INCLUDE_DIR)) for p in INCLUDE_DIR.rglob("*.cuh")))
     return _headers_digest
+
+
+def _stamp_file(family: str) -> pathlib.Path:
+    import hashlib
+
+    where = hashlib.sha256(f"{KERNEL_DIR}\0{__version__}".encode()).hexdigest()[:16]
+    return cache_dir() / f"headers-{family}-{where}.stamp"
+
+
+def _stamped_digest(family: str) -> str:
+    """``headers_digest(family)`` without reading the headers when they have not changed: the
+    kernel cache folder keeps, per family (and per gparray folder and version), the digest
+    with the size and modification time of the family's .cu file and of every header it
+    includes; when all of them still match, the digest is the stamp's (a new process's
+    first kernel load of a family skips parsing and hashing its include tree). Any change,
+    or a missing or unreadable stamp, recomputes it and writes a new stamp."""
+    stamp = _stamp_file(family)
+    try:
+        lines = stamp.read_text().splitlines()
+        digest, files = lines[0], lines[1:]
+        for line in files:
+            name, mtime, size = line.rsplit(" ", 2)
+            st = os.stat(KERNEL_DIR / name)
+            if st.st_mtime_ns != int(mtime) or st.st_size != int(size):
+                raise ValueError(name)
+        if len(digest) == 64 and files:
+            return digest
+    except (OSError, ValueError, IndexError):
+        pass
+    names = sorted(included_headers(family_source(family)))
+    digest = _digest(names)
+    rows = [digest]
+    try:
+        for name in [f"{family}.cu"] + [f"include/{n}" for n in names]:
+            st = os.stat(KERNEL_DIR / name)
+            rows.append(f"{name} {st.st_mtime_ns} {st.st_size}")
+        _atomic_write(stamp, ("\n".join(rows) + "\n").encode())
+    except OSError:
+        pass    # a read-only cache folder: the digest is computed in every process
+    return digest
 
 
 def _digest(names) -> str:
@@ -118,13 +157,30 @@ def _digest(names) -> str:
 
 
 def nvrtc_version() -> tuple:
-    """(major, minor) of the NVRTC library CuPy loads."""
+    """(major, minor) of the NVRTC library CuPy loads; read from the cache folder's stamp when
+    there is one, so that loading cached kernels does not load NVRTC (``_nvrtc_info``)."""
     global _nvrtc_version
     if _nvrtc_version is None:
-        from cupy_backends.cuda.libs import nvrtc
+        from . import _nvrtc_info
 
-        _nvrtc_version = tuple(nvrtc.getVersion())
+        _nvrtc_version = _nvrtc_info.info()[0]
     return _nvrtc_version
+
+
+def confirm_nvrtc() -> bool:
+    """Before compiling: make sure the keys use the NVRTC actually loaded (the stamp may be
+    stale). True when the version changed (keys computed so far are forgotten)."""
+    global _nvrtc_version
+    from . import _nvrtc_info
+
+    if not _nvrtc_info.trusted_stamp():
+        return False
+    real, changed = _nvrtc_info.confirm()
+    if changed and _nvrtc_version is not None and _nvrtc_version != real[0]:
+        _nvrtc_version = real[0]
+        _base_keys.clear()
+        return True
+    return False
 
 
 def options_for(arch: str) -> tuple:
@@ -269,6 +325,12 @@ def compile_cached(family: str, exprs: list[str], arch: str, source: str | None 
         hit = load_cached(family, exprs[0], arch, source, options)
         if hit is not None and all(e in hit[1] for e in exprs):
             return hit
+        if confirm_nvrtc():   # the stamp named another NVRTC: look again under the real one
+            hit = load_cached(family, exprs[0], arch, source, options)
+            if hit is not None and all(e in hit[1] for e in exprs):
+                return hit
+    else:
+        confirm_nvrtc()
     cubin, mapping = nvrtc_compile(family, exprs, arch, source, options, caller, error)
     store(family, exprs, arch, cubin, mapping, source, options)
     return cubin, mapping

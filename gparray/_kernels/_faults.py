@@ -128,7 +128,7 @@ launch_checked = checked(_launch_what)
 def checked_launch(launch, name: str):
     """``launch`` (a Kernel's launch callable) followed by a synchronize of its stream; a
     fault raises KernelFaultError naming ``name``, the grid and the calling function."""
-    from cupy.cuda import runtime
+    from cupy_backends.cuda.api import runtime
 
     def run(grid, block, args, shared_mem, stream_ptr):
         where = f"kernel {name} (grid {grid}, block {block}, stream {stream_ptr:#x})"

@@ -55,8 +55,9 @@ def _driver_error(status: int):
 def _bind_context(status: int):
     """Make the current device's primary context current on this host thread (called by
     _claunch when a launch found none)."""
-    from cupy.cuda import runtime
+    from .._backend import runtime as _rt
 
+    runtime = _rt()
     runtime.setDevice(runtime.getDevice())
 
 
@@ -106,8 +107,9 @@ def _new_buffers():
     """This thread's parameter buffer; made at its first launch, which first binds the CUDA
     context to the thread (driver-API launches need one; a new host thread has none until a
     runtime call makes the primary context current)."""
-    from cupy.cuda import runtime
+    from .._backend import runtime as _rt
 
+    runtime = _rt()
     runtime.setDevice(runtime.getDevice())
     buf = ctypes.create_string_buffer(_BUFSIZE)
     size = ctypes.c_size_t(0)

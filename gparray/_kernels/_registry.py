@@ -1,8 +1,9 @@
 """Kernel registry: (family, name expression) -> loaded CUDA function, per device.
 
 The fast path is one dict lookup. On a miss the instance comes from the disk cache or is
-compiled by NVRTC (``_compile``), the module is loaded into the device's context with
-CuPy's ``cupy.cuda.function.Module`` (what ``cupy.RawModule`` wraps), and every instance of
+compiled by NVRTC (``_compile``), the module is loaded into the device's context by
+``cuModuleLoadData`` (``Module``, through CuPy's driver bindings without importing CuPy:
+a new process's first operations need no ``import cupy``), and every instance of
 the module is remembered, so a module compiled for many instances (warm-up) is loaded once.
 Only the instance asked for is looked up in it (``cuModuleGetFunction``): under CUDA's lazy
 loading (the default since CUDA 12.2) that call is what loads a kernel onto the device, so
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _compile
+from . import _compile, _nvrtc_info
 
 # C++ spelling of each dtype inside kernels (see include/gp/types.cuh)
 CTYPES = {
@@ -63,18 +64,15 @@ def device_arch(device_id: int) -> str:
     """Target arch string ("90") for a device: its compute capability, capped at NVRTC's newest."""
     arch = _arch_of_device.get(device_id)
     if arch is None:
-        from .._backend import cupy
+        from .._backend import require_device, runtime
 
-        cp = cupy()
-        cc = int(cp.cuda.Device(device_id).compute_capability)
-        from cupy_backends.cuda.libs import nvrtc
-
-        try:
-            supported = [int(a) for a in nvrtc.getSupportedArchs()]
-            if supported and cc not in supported:
-                cc = max([a for a in supported if a <= cc] or [min(supported)])
-        except Exception:
-            pass
+        require_device("gparray")
+        rt = runtime()
+        # cudaDevAttrComputeCapabilityMajor / Minor
+        cc = 10 * int(rt.deviceGetAttribute(75, device_id)) + int(rt.deviceGetAttribute(76, device_id))
+        supported = _nvrtc_info.info()[1]   # (the stamp's answer when there is one: no NVRTC load)
+        if supported and cc not in supported:
+            cc = max([a for a in supported if a <= cc] or [min(supported)])
         arch = _arch_of_device[device_id] = str(cc)
     return arch
 
@@ -91,9 +89,9 @@ class in_context:
     __slots__ = ("dev", "rt", "prev")
 
     def __init__(self, device_id: int):
-        from .._backend import cupy
+        from .._backend import runtime
 
-        self.dev, self.rt = device_id, cupy().cuda.runtime
+        self.dev, self.rt = device_id, runtime()
 
     def __enter__(self):
         self.prev = self.rt.getDevice()
@@ -121,15 +119,48 @@ def get_kernel(family: str, expr: str, device_id: int):
     return _load(family, expr, device_id)
 
 
-def _load(family: str, expr: str, device_id: int):
-    from .._backend import cupy
+class Function:
+    """A loaded kernel: ``ptr`` is its CUfunction (what the launchers need)."""
 
-    cp = cupy()
+    __slots__ = ("ptr", "name")
+
+    def __init__(self, ptr: int, name: str):
+        self.ptr, self.name = ptr, name
+
+
+class Module:
+    """A module loaded by ``cuModuleLoadData`` (CuPy's driver bindings; no CuPy import), kept
+    loaded for the life of the process (``_modules``)."""
+
+    __slots__ = ("handle",)
+
+    def __init__(self, cubin: bytes):
+        from .._backend import driver
+
+        self.handle = driver().moduleLoadData(cubin)
+
+    def get_function(self, name: str) -> Function:
+        """``cuModuleGetFunction`` (under lazy loading it loads the kernel)."""
+        from .._backend import driver
+
+        return Function(driver().moduleGetFunction(self.handle, name), name)
+
+
+def _load(family: str, expr: str, device_id: int):
     arch = device_arch(device_id)
     cubin, mapping = _compile.compile_cached(family, [expr], arch)
     with in_context(device_id):
-        mod = cp.cuda.function.Module()
-        mod.load(cubin)
+        try:
+            mod = Module(cubin)
+        except Exception:
+            # keyed by a stale NVRTC stamp (a newer NVRTC's cubin the driver rejects): ask
+            # NVRTC itself, then load (or compile) under the real key
+            if not _nvrtc_info.trusted_stamp():
+                raise
+            _compile.confirm_nvrtc()
+            _arch_of_device.clear()
+            cubin, mapping = _compile.compile_cached(family, [expr], device_arch(device_id))
+            mod = Module(cubin)
         fn = mod.get_function(mapping[expr])
     _modules.append(mod)
     for e, lowered in mapping.items():

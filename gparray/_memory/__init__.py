@@ -8,13 +8,14 @@ The interface the rest of gparray uses:
 * :class:`Block` — ``ptr``, ``size`` (rounded), ``nbytes`` (requested), ``device_id``,
   ``stream``; goes back to the pool when garbage collected or on ``.free()``.
 * :func:`get_pool` ``(device_id) -> DevicePool`` — created lazily, reads
-  ``GPARRAY_MEMORY_LIMIT``, installs the CuPy allocator hook.
+  ``GPARRAY_MEMORY_LIMIT``; CuPy's allocator is hooked to the pools as soon as both a pool
+  exists and CuPy is imported (a pool does not import CuPy).
 * :func:`install_cupy_allocator` — makes CuPy allocate through these pools.
 * :func:`retire_stream` ``(device_id, stream)`` — a gparray-owned stream is about to be
   destroyed: the device's pool re-owns its segments (``_retire.py``).
 * :class:`OutOfMemoryError` (a MemoryError).
 
-Importing this package does not import CuPy; the first pool does. The pool logic is in
+Importing this package does not import CuPy, nor does a pool (CUDA runtime bindings only). The pool logic is in
 ``_pool.py`` and the modules it names (pure Python), the CUDA glue in ``_cupy_backend.py``;
 pinned host memory (``pinned_empty``, ``is_pinned``, the staging buffers of host transfers)
 in ``_host.py``.
@@ -32,7 +33,7 @@ __all__ = ["alloc", "Block", "CachingPool", "DevicePool", "OutOfMemoryError", "g
 
 _pools: dict = {}                 # device_id -> DevicePool
 _create_lock = threading.Lock()
-_current_stream = None            # cupy.cuda.get_current_stream, bound at the first pool
+_current_stream = None            # the current-stream getter (_backend.stream_getter), bound at the first pool
 
 
 def alloc(nbytes: int, device_id: int, stream: int | None = None) -> Block:
@@ -52,7 +53,8 @@ def alloc(nbytes: int, device_id: int, stream: int | None = None) -> Block:
 
 
 def get_pool(device_id: int):
-    """The DevicePool of ``device_id``, created on first use (then CuPy's allocator is hooked)."""
+    """The DevicePool of ``device_id``, created on first use (CuPy's allocator is hooked then,
+    or when CuPy is imported later)."""
     pool = _pools.get(device_id)
     if pool is not None:
         return pool
@@ -61,7 +63,6 @@ def get_pool(device_id: int):
     global _current_stream
     from .. import _backend
     _backend.require_device("get_pool")
-    cp = _backend.cupy()
     n = _backend.device_count()
     if device_id >= n:
         raise ValueError(f"get_pool: cuda:{device_id} does not exist ({n} CUDA device(s) visible)")
@@ -69,10 +70,19 @@ def get_pool(device_id: int):
         pool = _pools.get(device_id)
         if pool is None:
             pool = DevicePool(device_id)
-            _current_stream = cp.cuda.get_current_stream
+            if _current_stream is None:
+                _current_stream = _backend.stream_getter()
+                _backend.when_cupy_imported(_on_cupy_import)
             _pools[device_id] = pool
-    install_cupy_allocator()
     return pool
+
+
+def _on_cupy_import(cp) -> None:
+    """CuPy was imported (after the first pool): read its current stream directly and route
+    its allocations through the pools."""
+    global _current_stream
+    _current_stream = cp.cuda.get_current_stream
+    install_cupy_allocator()
 
 
 def pools() -> dict:

@@ -41,7 +41,7 @@ class PinnedHostMemory:
 
     def __init__(self, nbytes: int, what: str = "pinned_empty"):
         cp = _backend.cupy()
-        rt = cp.cuda.runtime
+        rt = _backend.runtime()
         try:
             with _faults.checked(what):
                 # at least one byte: cudaHostAlloc(0) gives no address to build an array on
@@ -94,7 +94,7 @@ def is_pinned(a: np.ndarray, ptr: int | None = None) -> bool:
         return True
     if ptr is None:
         ptr = a.ctypes.data
-    rt = _backend.cupy().cuda.runtime
+    rt = _backend.runtime()
     query = getattr(rt, "pointerGetMemoryType", None)
     try:
         kind = query(ptr) if query is not None else rt.pointerGetAttributes(ptr).type
@@ -190,7 +190,7 @@ def _register_exit():
 
 
 def _event_synchronize(ev):
-    _backend.cupy().cuda.runtime.eventSynchronize(ev.ptr)
+    _backend.runtime().eventSynchronize(ev.ptr)
 
 
 def release_staging(timeout: float = 5.0) -> bool:

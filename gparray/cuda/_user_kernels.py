@@ -97,7 +97,7 @@ def compile_kernel(source: str, name: str, *, options=(), name_expressions=None,
     if arch is not None:
         mod.compile(str(arch))
     elif _backend.has_cuda():
-        mod._functions(_backend.cupy().cuda.runtime.getDevice())
+        mod._functions(_backend.runtime().getDevice())
     return mod[name] if name_expressions is None else mod
 
 
@@ -133,16 +133,14 @@ class UserModule:
                                        self.options, caller="compile_kernel", error=UserKernelCompileError)
 
     def _functions(self, dev: int) -> dict:
-        """{name expression: CuPy Function} loaded on device ``dev``."""
+        """{name expression: loaded Function (``_registry.Function``)} on device ``dev``."""
         arch = _registry.device_arch(dev)
         key = (self.key(arch), dev)
         fns = _loaded.get(key)
         if fns is None:
             cubin, mapping = self.compile(arch)
-            cp = _backend.cupy()
             with _registry.in_context(dev):   # load and look up with dev's context current
-                m = cp.cuda.function.Module()
-                m.load(cubin)
+                m = _registry.Module(cubin)
                 fns = {e: m.get_function(mapping[e]) for e in self.name_expressions}
             fns[None] = m  # keeps the module loaded
             _loaded[key] = fns
@@ -297,7 +295,8 @@ class UserKernel:
             raise ValueError(f"{where}: shared_mem = {shared_mem} is out of range")
         vals, types, dev = convert_args(args, where)
         sptr, sdev = (None, None) if stream is None else _stream_of(stream, where)
-        cp = _backend.require_device(where)
+        _backend.require_device(where)
+        cp = _backend.cupy()
         if _launch._cp is None:
             _launch._init()   # the fast paths read its device count and current stream
         if _claunch is not None and not _launch._multi:
