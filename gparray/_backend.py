@@ -297,13 +297,21 @@ def device_count() -> int:
 
 
 def has_cuda() -> bool:
-    """True when at least one CUDA device can be used."""
-    return device_count() > 0
+    """True when gparray can run here: at least one CUDA device, and CuPy importable (its
+    NVRTC, cuBLAS, cuSOLVER and cuFFT bindings; this imports it). The first operations
+    themselves check only for a device (:func:`require_device`) and import no CuPy."""
+    if device_count() == 0:
+        return False
+    try:
+        _import_cupy()
+    except CUDAUnavailableError:
+        return False
+    return True
 
 
 def require_device(name: str = "gparray"):
     """Raise CUDAUnavailableError naming ``name`` when no GPU is usable; return CuPy."""
-    if not has_cuda():
+    if device_count() == 0:
         if _error is not None:
             raise CUDAUnavailableError(f"{name}: {_error}")
         raise CUDAUnavailableError(f"{name}: no CUDA device was found")

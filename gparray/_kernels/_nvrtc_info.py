@@ -56,9 +56,15 @@ def _write_stamp(info) -> None:
 
 
 def _from_nvrtc():
-    from cupy_backends.cuda.libs import nvrtc
+    try:
+        from cupy_backends.cuda.libs import nvrtc
 
-    version = tuple(int(v) for v in nvrtc.getVersion())
+        version = tuple(int(v) for v in nvrtc.getVersion())
+    except ImportError as exc:   # CuPy's loader of libnvrtc imports CuPy
+        from .._backend import CUDAUnavailableError
+
+        raise CUDAUnavailableError(f"gparray: NVRTC could not be loaded, CuPy could not be imported ({exc}); "
+                                   "install gparray[cuda13] or gparray[cuda12]") from None
     try:
         archs = tuple(sorted(int(a) for a in nvrtc.getSupportedArchs()))
     except Exception:
