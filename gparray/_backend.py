@@ -310,12 +310,12 @@ def has_cuda() -> bool:
 
 
 def require_device(name: str = "gparray"):
-    """Raise CUDAUnavailableError naming ``name`` when no GPU is usable; return CuPy."""
+    """Raise CUDAUnavailableError naming ``name`` when no CUDA device is visible (checked
+    through the runtime bindings: CuPy is not imported here)."""
     if device_count() == 0:
         if _error is not None:
             raise CUDAUnavailableError(f"{name}: {_error}")
         raise CUDAUnavailableError(f"{name}: no CUDA device was found")
-    return _cupy
 
 
 # ----------------------------------------------------------------------------- live streams

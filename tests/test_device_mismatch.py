@@ -79,7 +79,8 @@ def no_cuda(monkeypatch):
 
     isolate_engines(monkeypatch)
     targets = [_backend.cupy, _backend.cupy_module, _backend.require_device, _backend.on_device,
-               _backend._import_cupy, _memory.alloc, _launch.run, _launch.run_plain, _launch.launch,
+               _backend._import_cupy, _backend.runtime, _backend.driver, _backend.current_stream,
+               _backend.OnDevice, _backend.Event, _memory.alloc, _launch.run, _launch.run_plain, _launch.launch,
                _launch.kernel, _launch.bind, _launch.copy_span, _transfer.to_host, _transfer.from_host,
                _transfer.memset0, _transfer.to_device]
     ids = {id(t) for t in targets}
