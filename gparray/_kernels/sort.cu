@@ -84,6 +84,18 @@ struct rank_smem {
     unsigned int wsum[WARPS];
 };
 
+#ifndef GP_SORT_EARLY_PUBLISH
+#define GP_SORT_EARLY_PUBLISH 0  // 1: a onesweep tile counts its buckets (shared counters) and publishes
+                                 // them before ranking, as CUB's onesweep does (tools/tune.py --groups
+                                 // sort, TUNE_SORT="EARLY_PUBLISH=0;EARLY_PUBLISH=1"); not measured yet
+#endif
+
+#ifndef GP_SORT_PACK_RANKS
+#define GP_SORT_PACK_RANKS 0  // 1: a onesweep tile keeps each item's rank in the high bits of its digit
+                              // word (fewer live registers: ptxas spills 20 bytes of the float32 pass
+                              // at 64 registers); not measured yet
+#endif
+
 #ifndef GP_SORT_RANK_MODE
 #define GP_SORT_RANK_MODE 0  // how lanes holding one digit find each other: 0 shared atomicOr on
                              // match words, 1 __match_any_sync, 2 one ballot per digit bit
@@ -98,8 +110,10 @@ struct rank_smem {
 // its bit in its digit's match word and reads the word back), far fewer instructions than
 // one ballot per digit bit; the highest such lane (the leader) advances the warp's counter
 // and clears the word.
-template <int THREADS, int ITEMS>
-__device__ __forceinline__ void rank_in_warps(const unsigned int (&dig)[ITEMS], unsigned short (&rank)[ITEMS],
+// PACK: the rank goes into bits 16.. of dig[k] (whose digit stays in bits 0..7) instead of
+// rank[k], so digits and ranks share registers (the onesweep pass, GP_SORT_PACK_RANKS).
+template <int THREADS, int ITEMS, bool PACK = false>
+__device__ __forceinline__ void rank_in_warps(unsigned int (&dig)[ITEMS], unsigned short (&rank)[ITEMS],
                                               rank_smem<THREADS>& s, unsigned int* match) {
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     unsigned short* h = s.whist[w];
@@ -113,7 +127,7 @@ __device__ __forceinline__ void rank_in_warps(const unsigned int (&dig)[ITEMS], 
     const unsigned int me = 1u << lane, below = me - 1u;
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
-        const unsigned int d = dig[k];
+        const unsigned int d = dig[k];   // (PACK: no rank in it yet)
 #if GP_SORT_RANK_MODE == 1
         const unsigned int peers = __match_any_sync(FULL, d);
 #elif GP_SORT_RANK_MODE == 2
@@ -137,7 +151,11 @@ __device__ __forceinline__ void rank_in_warps(const unsigned int (&dig)[ITEMS], 
             h[d] = static_cast<unsigned short>(old + __popc(peers));
         }
         old = __shfl_sync(FULL, old, leader);
-        rank[k] = static_cast<unsigned short>(old + __popc(peers & below));
+        if constexpr (PACK) {
+            dig[k] = d | ((old + __popc(peers & below)) << 16);
+        } else {
+            rank[k] = static_cast<unsigned short>(old + __popc(peers & below));
+        }
         __syncwarp();
     }
 }
@@ -412,16 +430,31 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
         }
     }
 
+#if GP_SORT_EARLY_PUBLISH
+    // the tile's bucket counts first (one shared counter per bucket), published before the
+    // ranking, so that the look-backs of the tiles after this one find them sooner
+    {
+        __shared__ unsigned int s_early[RADIX];
+        s_early[threadIdx.x] = 0u;
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < K; ++k) count_digit(s_early, dig[k], w * WSEG + 32 * k + lane < tile_n);
+        __syncthreads();
+        st_relaxed(cur + tile * RADIX + threadIdx.x, (tile == 0 ? WD::INC : WD::AGG) | static_cast<W>(s_early[threadIdx.x]));
+    }
+#endif
     unsigned short rank[K];
     static_assert(TILE * SB >= (T / 32) * RADIX * 4, "the tile buffer holds the match words");
-    rank_in_warps<T, K>(dig, rank, s, reinterpret_cast<unsigned int*>(s_buf));
+    rank_in_warps<T, K, GP_SORT_PACK_RANKS != 0>(dig, rank, s, reinterpret_cast<unsigned int*>(s_buf));
     __syncthreads();
     unsigned int cnt[1];
     bucket_counts<T>(s, cnt);
     const int b = threadIdx.x;
     if (b == RADIX - 1) cnt[0] -= TILE - tile_n;  // the padding items ranked last in bucket 255
     W* mine = cur + tile * RADIX + b;
+#if !GP_SORT_EARLY_PUBLISH
     st_relaxed(mine, (tile == 0 ? WD::INC : WD::AGG) | static_cast<W>(cnt[0]));
+#endif
     bucket_starts<T>(s, cnt);  // (synchronizes)
     long long prefix = 0;
     if (tile > 0) {  // decoupled look-back over the tiles before this one, for bucket b
@@ -447,11 +480,21 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     unsigned short slot[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
+        // (written inline, not through const locals: that shape alone took ptxas from 20 to
+        // 100 bytes of spills in the float32 pass)
+#if GP_SORT_PACK_RANKS
+        slot[k] = static_cast<unsigned short>(s.start[dig[k] & 0xFFu] + s.whist[w][dig[k] & 0xFFu] + (dig[k] >> 16));
+        if (slot[k] < tile_n) {
+            sk[slot[k]] = key[k];
+            s_dig[slot[k]] = static_cast<unsigned char>(dig[k] & 0xFFu);
+        }
+#else
         slot[k] = static_cast<unsigned short>(s.start[dig[k]] + s.whist[w][dig[k]] + rank[k]);
         if (slot[k] < tile_n) {
             sk[slot[k]] = key[k];
             s_dig[slot[k]] = static_cast<unsigned char>(dig[k]);
         }
+#endif
     }
     __syncthreads();
     if (kd != nullptr) {
