@@ -96,6 +96,16 @@ struct rank_smem {
                               // at 64 registers); not measured yet
 #endif
 
+#ifndef GP_SORT_ROUTE_ONE_LOAD
+#define GP_SORT_ROUTE_ONE_LOAD 0  // 1: a onesweep pass reads its route row in one round trip (tools/tune.py
+                                  // --groups sort, TUNE_SORT="ROUTE_ONE_LOAD=1"); not measured yet
+#endif
+
+#ifndef GP_SORT_LOOKBACK_BATCH
+#define GP_SORT_LOOKBACK_BATCH 1  // status words a onesweep look-back loads at once (tools/tune.py --groups
+                                  // sort, TUNE_SORT="LOOKBACK_BATCH=4"); above 1 not measured yet
+#endif
+
 #ifndef GP_SORT_RANK_MODE
 #define GP_SORT_RANK_MODE 0  // how lanes holding one digit find each other: 0 shared atomicOr on
                              // match words, 1 __match_any_sync, 2 one ballot per digit bit
@@ -397,8 +407,20 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     W* next = look + ((pass + 1) & 1) * tiles * RADIX;
     next[tile * RADIX + threadIdx.x] = W(0);
     const int* rt = route + GP_SORT_ROUTE * pass;
+#if GP_SORT_ROUTE_ONE_LOAD
+    // all five words in two loads issued together (an int4 of {active, key src, key dst,
+    // value src}: a pass's row is 32-byte aligned), so that the key loads wait for one
+    // round trip to global memory, not two (the early return after rt[0] kept the compiler
+    // from issuing the others before it came back)
+    static_assert(GP_SORT_ROUTE % 4 == 0, "route rows hold whole int4s");
+    const int4 r0 = *reinterpret_cast<const int4*>(rt);
+    const int vdst = rt[4];
+    if (!r0.x) return;
+    const int ksrc = r0.y, kdst = r0.z, vsrc = r0.w;
+#else
     if (!rt[0]) return;
     const int ksrc = rt[1], kdst = rt[2], vsrc = rt[3], vdst = rt[4];
+#endif
     const U* ks = ksrc == BUF_IN ? kin : pick<U>(ksrc, nullptr, kout, kt0, kt1);
     U* kd = pick<U>(kdst, nullptr, kout, kt0, kt1);
     const long long* vs = pick<long long>(vsrc, nullptr, vout, vt0, vt1);
@@ -460,6 +482,37 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     if (tile > 0) {  // decoupled look-back over the tiles before this one, for bucket b
         long long j = tile - 1;
         unsigned int spins = 0;
+#if GP_SORT_LOOKBACK_BATCH > 1
+        // the status words of B tiles (j, j - 1, ...) loaded together, then read in order: a
+        // walk back over tiles that have only their own counts published waits for one round
+        // trip per B tiles, not per tile. Tile 0 is always inclusive, so the walk stops there.
+        constexpr int B = GP_SORT_LOOKBACK_BATCH;
+        while (true) {
+            W st[B];
+#pragma unroll
+            for (int i = 0; i < B; ++i) st[i] = j - i >= 0 ? ld_relaxed(cur + (j - i) * RADIX + b) : WD::INC;
+            int used = B;   // words taken in order; < B: stopped (inclusive word, or not yet published)
+            bool found = false;
+#pragma unroll
+            for (int i = 0; i < B; ++i) {
+                if (used == B) {
+                    const W flag = st[i] & ~WD::COUNT;
+                    if (flag == W(0)) {
+                        used = i;
+                    } else {
+                        prefix += static_cast<long long>(st[i] & WD::COUNT);
+                        if (flag == WD::INC) {
+                            used = i;
+                            found = true;
+                        }
+                    }
+                }
+            }
+            if (found) break;
+            j -= used;
+            if (used < B && ++spins > 8) __nanosleep(64);
+        }
+#else
         while (true) {
             const W st = ld_relaxed(cur + j * RADIX + b);
             const W flag = st & ~WD::COUNT;
@@ -471,6 +524,7 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
             if (flag == WD::INC) break;
             --j;
         }
+#endif
         st_relaxed(mine, WD::INC | static_cast<W>(prefix + cnt[0]));
     }
     s_base[b] = offs[pass * RADIX + b] + prefix - static_cast<long long>(s.start[b]);
