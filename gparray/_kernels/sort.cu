@@ -101,6 +101,11 @@ struct rank_smem {
                                   // --groups sort, TUNE_SORT="ROUTE_ONE_LOAD=1"); not measured yet
 #endif
 
+#ifndef GP_SORT_OFFS_EARLY
+#define GP_SORT_OFFS_EARLY 0  // 1: a onesweep pass loads its buckets' global starts before the look-back
+                              // (tools/tune.py --groups sort, TUNE_SORT="OFFS_EARLY=1"); not measured yet
+#endif
+
 #ifndef GP_SORT_LOOKBACK_BATCH
 #define GP_SORT_LOOKBACK_BATCH 1  // status words a onesweep look-back loads at once (tools/tune.py --groups
                                   // sort, TUNE_SORT="LOOKBACK_BATCH=4"); above 1 not measured yet
@@ -478,6 +483,11 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     st_relaxed(mine, (tile == 0 ? WD::INC : WD::AGG) | static_cast<W>(cnt[0]));
 #endif
     bucket_starts<T>(s, cnt);  // (synchronizes)
+#if GP_SORT_OFFS_EARLY
+    // the bucket's global start loaded before the look-back (whose volatile loads would
+    // otherwise keep it behind the loop: one more round trip per tile), as CUB does
+    const long long gofs = offs[pass * RADIX + b];
+#endif
     long long prefix = 0;
     if (tile > 0) {  // decoupled look-back over the tiles before this one, for bucket b
         long long j = tile - 1;
@@ -527,7 +537,11 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
 #endif
         st_relaxed(mine, WD::INC | static_cast<W>(prefix + cnt[0]));
     }
+#if GP_SORT_OFFS_EARLY
+    s_base[b] = gofs + prefix - static_cast<long long>(s.start[b]);
+#else
     s_base[b] = offs[pass * RADIX + b] + prefix - static_cast<long long>(s.start[b]);
+#endif
 
     // keys (and their digits) into shared memory in bucket order
     U* sk = reinterpret_cast<U*>(s_buf);
