@@ -146,7 +146,7 @@ def run_model(pl, out_base, mem, spans, written):
         assert find_table(starts, pl.n, b) == i
         assert starts[i] <= b < starts[i + 1]
         src, sp, col, width, shift = (int(v) for v in pl.pieces[i])
-        S, IT = 1 << shift, (2 if shift == 4 else _join.ITEMS)
+        S, IT = 1 << shift, (_join.ITEMS16 if shift == 4 else _join.ITEMS)
         assert S * BLOCK * IT == _join.tile_bytes(shift)
         assert width % S == 0 and col + width <= pl.pitch
         wu = width // S
@@ -645,3 +645,4 @@ def test_kernel_constants_match_the_engine():
     src = _compile.family_source("join")
     assert f"#define GP_JOIN_BLOCK {_join.BLOCK}\n" in src
     assert f"#define GP_JOIN_ITEMS {_join.ITEMS} " in src
+    assert f"#define GP_JOIN_ITEMS16 {_join.ITEMS16} " in src

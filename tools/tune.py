@@ -4,8 +4,8 @@
     python3 tools/tune.py [--groups elementwise,rows,reduce] [--json PATH] [--repeat N]
 
 Not the benchmark of record (bench/bench.py is): this script rebuilds kernels with other
-compile-time constants (GP_UNROLL, GP_BLOCK, GP_ROWS_U, GP_SCAN_VECS, GP_SORT_ITEMS,
-GP_SORT_MIN_BLOCKS) and patches the
+compile-time constants (GP_UNROLL, GP_BLOCK, GP_ROWS_U, GP_SCAN_VECS, GP_SORT_*,
+GP_JOIN_ITEMS/ITEMS16) and patches the
 planners' module constants, times each variant with CUDA events (median), and prints one
 line per (case, variant) with the ratio to PyTorch's time. Results inform the defaults in
 include/gp/*.cuh and gparray/_engine/*.py.
@@ -181,10 +181,15 @@ def group_reduce(repeat):
     m_cp = a_cp.reshape(M, M)
     ta, tm = torch.from_dlpack(a_cp), torch.from_dlpack(m_cp)
     a, m = xp.from_dlpack(a_cp), xp.from_dlpack(m_cp)
+    t2_cp = a_cp[:1 << 26].reshape(1 << 18, 256)                  # bench row: tall and narrow
+    t8_cp = cp.random.default_rng(3).standard_normal((1 << 18, 256))
+    t2, t8, tt2, tt8 = xp.from_dlpack(t2_cp), xp.from_dlpack(t8_cp), torch.from_dlpack(t2_cp), torch.from_dlpack(t8_cp)
     cases = {
         "sum all": (lambda: xp.sum(a), lambda: torch.sum(ta), 4 * N),
         "sum axis=1": (lambda: xp.sum(m, axis=1), lambda: torch.sum(tm, dim=1), 4 * N),
         "sum axis=0": (lambda: xp.sum(m, axis=0), lambda: torch.sum(tm, dim=0), 4 * N),
+        "sum axis=0 (2^18,256)": (lambda: xp.sum(t2, axis=0), lambda: torch.sum(tt2, dim=0), 4 * (1 << 26)),
+        "sum axis=0 (2^18,256) f64": (lambda: xp.sum(t8, axis=0), lambda: torch.sum(tt8, dim=0), 8 * (1 << 26)),
         "argmax axis=1": (lambda: xp.argmax(m, axis=1), lambda: torch.argmax(tm, dim=1), 4 * N),
         "var all": (lambda: xp.var(a), lambda: torch.var(ta, correction=0), 4 * N),
     }
@@ -200,7 +205,8 @@ def group_reduce(repeat):
         variants.append((("sum axis=1", "argmax axis=1"), {"UNROLL_BLOCK": u, "WARP_ROWS_PER_SM": 1 << 40}))
         for txm in (64, 128, 256):
             for bps in (1, 2, 3):
-                variants.append((("sum axis=0",), {"UNROLL_OUTER": u, "OUTER_TX_MAX": txm, "OUTER_BLOCKS_PER_SM": bps}))
+                variants.append((("sum axis=0", "sum axis=0 (2^18,256)", "sum axis=0 (2^18,256) f64"),
+                                 {"UNROLL_OUTER": u, "OUTER_TX_MAX": txm, "OUTER_BLOCKS_PER_SM": bps}))
     for keys, settings in variants:
         for k, v in defaults.items():
             setattr(_reduce, k, settings.get(k, v))
@@ -319,6 +325,51 @@ def group_sort(repeat):
                 print(f"variant {tag} {case} failed: {str(exc)[:160]}", flush=True)
     _compile.OPTIONS = base_opts
     _sort.ITEMS, _sort.TILE = d_items, _sort.THREADS * d_items
+    _registry.clear_memo()
+    _launch._kernels.clear()
+
+
+# (GP_JOIN_ITEMS, GP_JOIN_ITEMS16) pairs swept by --groups join; TUNE_JOIN overrides them
+# ("4,2;4,4;8,8")
+JOIN_VARIANTS = [(4, 2), (4, 4), (4, 8), (8, 4)]
+
+
+def group_join(repeat):
+    """concat of four 2^26 float32 (16-byte units) and of 1000 x 1000 float32 per variant of
+    the join family's units per thread (GP_JOIN_ITEMS, GP_JOIN_ITEMS16: the engine's ITEMS /
+    ITEMS16 patched to match), against torch.cat in the same run."""
+    import cupy as cp
+    import torch
+    import gparray as xp
+    from gparray._engine import _join, _launch
+    from gparray._kernels import _compile, _registry
+    env = os.environ.get("TUNE_JOIN")
+    variants = ([tuple(int(v) for v in p.split(",")) for p in env.split(";")] if env else JOIN_VARIANTS)
+    big = [cp.random.default_rng(i).standard_normal(1 << 26, dtype=cp.float32) for i in range(4)]
+    small = [cp.random.default_rng(10 + i).standard_normal(1000, dtype=cp.float32) for i in range(1000)]
+    gb, gs = [xp.from_dlpack(a) for a in big], [xp.from_dlpack(a) for a in small]
+    tb, ts = [torch.from_dlpack(a) for a in big], [torch.from_dlpack(a) for a in small]
+    cases = (("concat 4x2^26 f32", lambda: xp.concat(gb), cp.concatenate(big), torch_time(lambda: torch.cat(tb), repeat),
+              2 * 4 * 4 * (1 << 26)),
+             ("concat 1000x1000 f32", lambda: xp.concat(gs), cp.concatenate(small),
+              torch_time(lambda: torch.cat(ts), repeat), 2 * 4 * 1000 * 1000))
+    base_opts, d = _compile.OPTIONS, (_join.ITEMS, _join.ITEMS16)
+    for items, items16 in variants:
+        _compile.OPTIONS = base_opts + (f"-DGP_JOIN_ITEMS={items}", f"-DGP_JOIN_ITEMS16={items16}")
+        _join.ITEMS, _join.ITEMS16 = items, items16
+        _join._TILE_BYTES = _join._tile_table()
+        _registry.clear_memo()
+        _launch._kernels.clear()
+        for case, fn, want, ref, nbytes in cases:
+            try:
+                if not bool((cp.from_dlpack(fn()) == want).all()):
+                    print(f"MISMATCH {case} items={items} items16={items16}", flush=True)
+                report("join", case, f"items={items} items16={items16}", timeit(fn, repeat=repeat), ref, nbytes)
+            except Exception as exc:
+                print(f"variant items={items} items16={items16} {case} failed: {str(exc)[:160]}", flush=True)
+    _compile.OPTIONS = base_opts
+    _join.ITEMS, _join.ITEMS16 = d
+    _join._TILE_BYTES = _join._tile_table()
     _registry.clear_memo()
     _launch._kernels.clear()
 

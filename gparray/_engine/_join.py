@@ -51,7 +51,8 @@ from ._launch import _kernels, copy_span, kernel, run
 
 FAMILY = "join"
 BLOCK = 256                 # GP_JOIN_BLOCK
-ITEMS = 4                   # GP_JOIN_ITEMS (units per thread; 16-byte units: 2)
+ITEMS = 4                   # GP_JOIN_ITEMS (units per thread of units up to 8 bytes)
+ITEMS16 = 2                 # GP_JOIN_ITEMS16 (units per thread of 16-byte units)
 PARAM_CAPS = (4, 16, 64)    # gp_join_params<NV> instances: pieces by value
 FIELDS = 5                  # int64 fields of a gp::join::Piece
 GRID_LIMIT = 2**31 - 1
@@ -61,10 +62,14 @@ _H2D = 1
 
 def tile_bytes(shift: int) -> int:
     """Bytes of one piece a block copies when it moves units of 2**shift bytes."""
-    return BLOCK * (2 if shift == 4 else ITEMS) << shift
+    return BLOCK * (ITEMS16 if shift == 4 else ITEMS) << shift
 
 
-_TILE_BYTES = np.array([tile_bytes(s) for s in range(5)], dtype=np.int64)
+def _tile_table():
+    return np.array([tile_bytes(s) for s in range(5)], dtype=np.int64)
+
+
+_TILE_BYTES = _tile_table()   # (tools/tune.py rebuilds it after changing ITEMS / ITEMS16)
 # unit_shift by the lowest set bit b of an OR (index min(b - 1, 15); b = 0, index -1: 4)
 _SHIFT_OF_LOW = np.array([0, 1, 0, 2, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 4], dtype=np.int64)
 

@@ -7,7 +7,7 @@
 // C-contiguous. A piece is moved in units of 2^shift bytes (the largest power of two up to
 // 16 that divides its source and destination addresses, width and, over several rows, both
 // pitches: the host picks it, so every access is aligned) and cut into tiles of
-// GP_JOIN_BLOCK * GP_JOIN_ITEMS units (16-byte units: GP_JOIN_BLOCK * 2, 8 KiB); block b
+// GP_JOIN_BLOCK * GP_JOIN_ITEMS units (16-byte units: GP_JOIN_BLOCK * GP_JOIN_ITEMS16, 8 KiB); block b
 // copies tile b - start[i] of the piece i with start[i] <= b < start[i + 1].
 // Pieces hold at least one byte (the host leaves empty inputs out), so the starts rise
 // strictly and every block finds exactly one piece.
@@ -26,7 +26,12 @@
 // 64-bit; the division by the units per row is 32-bit when the piece has fewer than 2^32
 // units and is skipped when the output has one row.
 #define GP_JOIN_BLOCK 256
-#define GP_JOIN_ITEMS 4  // units per thread for units of up to 8 bytes; 16-byte units: 2
+#ifndef GP_JOIN_ITEMS
+#define GP_JOIN_ITEMS 4    // units per thread for units of up to 8 bytes (tools/tune.py --groups join)
+#endif
+#ifndef GP_JOIN_ITEMS16
+#define GP_JOIN_ITEMS16 2  // units per thread for 16-byte units (tools/tune.py --groups join)
+#endif
 
 namespace gp {
 namespace join {
@@ -73,7 +78,7 @@ struct Table {
 
 template <class U>
 struct items {
-    static constexpr int value = sizeof(U) == 16 ? 2 : GP_JOIN_ITEMS;
+    static constexpr int value = sizeof(U) == 16 ? GP_JOIN_ITEMS16 : GP_JOIN_ITEMS;
 };
 
 // Units per block for units of type U (the host's tile_bytes(shift) / 2^shift).
