@@ -90,6 +90,10 @@ def _unique(x, name: str):
         return (_empty((0,), dt, dev), e if idx else None, _empty(x._shape, _I64, dev) if inv else None,
                 e if cnt else None)
     xf = _flat(x)
+    if not (idx or cnt) and _sets.DENSE and _sets.dense_ok(dt):
+        got = _unique_dense(x, xf, inv)
+        if got is not None:
+            return got
     perm = s = None
     if dt.kind == "c":
         perm = _complex_perm(xf)
@@ -120,6 +124,21 @@ def _unique(x, name: str):
         out_counts = _empty((total,), _I64, dev)
         _sets.unique_counts(out_counts, first)
     return values, indices, inverse, out_counts
+
+
+def _unique_dense(x, xf, inv: bool):
+    """(values, None, inverse or None, None) of integer or bool ``x`` through a bitmap of its
+    range (gparray/_engine/_sets.py, no sort); None when the range does not fit it."""
+    dev = x._device
+    t = _sets.dense_bits(xf.size) // _sets.TILE
+    counts, incl = _empty((t,), _I64, dev), _empty((t,), _I64, dev)
+    total, state = _sets.dense_count(xf, counts, incl)
+    if total < 0:
+        return None
+    values = _empty((total,), x._dtype, dev)
+    inverse = _empty(x._shape, _I64, dev) if inv else None
+    _sets.dense_write(state, values, incl, xf, inverse)
+    return values, None, inverse, None
 
 
 def unique_values(x, /):

@@ -6,7 +6,10 @@ Every dtype (float16 and complex included) with duplicates, several NaNs, +-inf,
 0.0, all-equal input, empty, 0-d and n-d input, non-contiguous views, sizes around the set
 kernels' tile (4096) and one large input (2^22). isin: every integer dtype pair, invert,
 scalars on either side (out-of-range ones too), empty tables, NaN, mixed kinds, tables
-around the shared-sample boundary.
+around the shared-sample boundary. Dense unique (unique_values and unique_inverse of integers
+through a bitmap of their range): ranges at both ends of every integer dtype, sizes around
+the tile, the capacity boundary (the range that just fits, one more value sorts), and the
+same results as the sorted path.
 
 Run on the device machine:  python -m pytest -q tests/test_sets_gpu.py
 """
@@ -191,6 +194,73 @@ def test_unique_large():
     f[::1000] = np.nan
     check_unique(f, *[getattr(xp.unique_all(xp.asarray(f)), k) for k in ("values", "indices", "inverse_indices",
                                                                            "counts")])
+
+
+# ---------------------------------------------------------------------------- dense unique (no sort)
+@pytest.fixture
+def dense_calls(monkeypatch):
+    """The number of dense unique writes (the bitmap path was taken) while the test runs."""
+    from gparray._engine import _sets
+
+    calls = []
+    real = _sets.dense_write
+
+    def spy(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(_sets, "dense_write", spy)
+    return calls
+
+
+@pytest.mark.parametrize("dtype,lo", [("int8", -128), ("int16", 30000), ("int32", -2**31), ("int32", 5),
+                                      ("int64", -2**63), ("int64", 2**63 - 70000), ("uint32", 2**32 - 5000),
+                                      ("uint64", 2**64 - 70000), ("uint64", 0), ("uint8", 0)])
+@pytest.mark.parametrize("n", [1, 33, 4096, 4097, 70000])
+def test_unique_dense_ranges(dense_calls, dtype, lo, n):
+    """Small ranges anywhere in the dtype (its ends included) take the bitmap: the same
+    results as NumPy for unique_values and unique_inverse; the other two functions sort."""
+    dt = np.dtype(dtype)
+    hi = min(lo + 60000, int(np.iinfo(dt).max))
+    offs = np.random.default_rng(n).integers(0, hi - lo, n, endpoint=True)
+    a = np.array([lo + int(o) for o in offs], dtype=dt)
+    if n >= 2:
+        a[0], a[-1] = lo, hi
+    x = xp.asarray(a)
+    check_unique(a, xp.unique_values(x))
+    r = xp.unique_inverse(x)
+    check_unique(a, r.values, inverse=r.inverse_indices)
+    assert len(dense_calls) == 2
+    r = xp.unique_counts(x)
+    check_unique(a, r.values, counts=r.counts)
+    assert len(dense_calls) == 2
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_unique_dense_capacity_boundary(dense_calls, extra):
+    """A range of exactly the bitmap's capacity takes it; one more value sorts instead."""
+    from gparray._engine import _sets
+
+    n = 5000
+    cap = _sets.dense_bits(n)
+    a = np.random.default_rng(1).integers(0, cap, n).astype(np.int64)
+    a[0], a[1] = -7, -7 + cap - 1 + extra
+    x = xp.asarray(a.reshape(50, 100))
+    r = xp.unique_inverse(x)
+    check_unique(a.reshape(50, 100), r.values, inverse=r.inverse_indices)
+    assert len(dense_calls) == (0 if extra else 1)
+
+
+def test_unique_dense_matches_the_sorted_path(monkeypatch):
+    from gparray._engine import _sets
+
+    a = np.random.default_rng(2).integers(-1000, 1000, (300, 301)).astype(np.int16)
+    x = xp.asarray(a)[:, ::-2]
+    got = xp.unique_inverse(x)
+    monkeypatch.setattr(_sets, "DENSE", False)
+    want = xp.unique_inverse(x)
+    np.testing.assert_array_equal(host(got.values), host(want.values))
+    np.testing.assert_array_equal(host(got.inverse_indices), host(want.inverse_indices))
 
 
 def test_unique_results_are_namedtuples():

@@ -314,6 +314,114 @@ def test_bitmap_capacity():
     assert _sets.bitmap_bits(100_003) % 32 == 0
 
 
+# ---------------------------------------------------------------------------- dense unique
+def _popc(w):
+    w = w.astype(np.uint64)
+    return np.array([bin(int(v)).count("1") for v in w.ravel()], np.int64).reshape(w.shape)
+
+
+def _model_dense(x):
+    """NumPy model of gp_dense_range/_clear/_mark/_count, the scan, gp_dense_write (with the
+    word prefixes) and gp_dense_inverse: (values, inverse), or None when the range does not
+    fit (the count kernel's negative total)."""
+    u = np.uint64
+    n = x.size
+    if x.dtype.kind == "i":
+        keys = x.astype(np.int64).view(u) ^ u(1 << 63)
+    else:
+        keys = x.astype(u)
+    cap = _sets.dense_bits(n)
+    hi, lo = keys.max(), keys.min()                          # rng = {hi, ~lo}
+    tiles = cap // _sets.TILE
+    if hi - lo >= u(cap):
+        counts = np.zeros(tiles, np.int64)
+        counts[0] = -(1 << 62)
+        assert np.cumsum(counts)[-1] < 0
+        return None
+    nb = int(hi - lo) + 1
+    words = np.zeros(-(-nb // 32), np.uint32)
+    d = keys - lo
+    np.bitwise_or.at(words, (d >> u(5)).astype(np.int64), (u(1) << (d & u(31))).astype(np.uint32))
+    padded = np.zeros(tiles * (_sets.TILE // 32), np.uint32)  # words past the range read as 0
+    padded[:words.size] = words
+    pop = _popc(padded)
+    counts = pop.reshape(tiles, -1).sum(1)                   # gp_dense_count
+    incl = np.cumsum(counts)
+    total = int(incl[-1])
+    wpre = np.concatenate([[0], np.cumsum(pop)[:-1]])        # gp_dense_write: pos before each word
+    tile_start = np.concatenate([[0], incl[:-1]])
+    assert np.array_equal(wpre[::_sets.TILE // 32], tile_start)
+    values = np.empty(total, x.dtype)
+    for wi in np.flatnonzero(padded):
+        for lane in range(32):
+            if (int(padded[wi]) >> lane) & 1:
+                k = int(lo) + int(wi) * 32 + lane
+                g = int(wpre[wi]) + bin(int(padded[wi]) & ((1 << lane) - 1)).count("1")
+                values[g] = (np.array(k ^ (1 << 63), np.uint64).view(np.int64).astype(x.dtype)
+                             if x.dtype.kind == "i" else np.array(k, np.uint64).astype(x.dtype))
+    wi = (d >> u(5)).astype(np.int64)
+    below = ((u(1) << (d & u(31))) - u(1)).astype(np.uint32)
+    inverse = wpre[wi] + _popc(padded[wi] & below)           # gp_dense_inverse
+    return values, inverse
+
+
+@pytest.mark.parametrize("dtype,lo,span", [("int32", 0, 1000), ("int64", -2**63, 5000), ("int64", 2**63 - 300, 299),
+                                           ("uint64", 2**64 - 9000, 8999), ("int8", -128, 255), ("bool", 0, 1),
+                                           ("uint16", 0, 65535), ("int32", -5, 2**20), ("int16", -3, 0)])
+@pytest.mark.parametrize("n", [1, 31, 4097])
+def test_dense_unique_model_matches_numpy(dtype, lo, span, n):
+    dt = np.dtype(dtype)
+    offs = np.random.default_rng(n).integers(0, span, n, endpoint=True)
+    x = np.array([lo + int(o) for o in offs], dtype=dt) if dt.kind != "b" else offs.astype(bool)
+    if n > 2 and dt.kind != "b":
+        x[0], x[1] = lo, lo + span
+    got = _model_dense(x)
+    if int(x.max()) - int(x.min()) >= _sets.dense_bits(n):
+        assert got is None
+        return
+    ev, einv = np.unique(x, return_inverse=True)
+    np.testing.assert_array_equal(got[0], ev)
+    np.testing.assert_array_equal(got[1], einv.reshape(-1))
+
+
+def test_dense_capacity():
+    assert _sets.dense_bits(1) == 1 << 16 and _sets.dense_bits(2**24) == 2**24
+    assert _sets.dense_bits(2**40) == 1 << 28 and _sets.dense_bits(70001) % _sets.TILE == 0
+    assert _sets.dense_bits(70001) >= 70001
+    assert all(_sets.dense_ok(np.dtype(d)) for d in ("bool", "int8", "uint64"))
+    assert not any(_sets.dense_ok(np.dtype(d)) for d in ("float16", "float64", "complex64"))
+
+
+def test_dense_launch_arguments_match_the_kernels(launches, monkeypatch):
+    from gparray._engine import _index, _scan
+
+    zeroed = []
+    monkeypatch.setattr(_index, "read_total", lambda dev, addr: 17)
+    monkeypatch.setattr(_scan, "scan", lambda *a, **k: None)
+    monkeypatch.setattr(_scan, "_memset0", lambda ptr, nbytes, dev: zeroed.append((ptr, nbytes)))
+    n = 100000
+    xf = FakeArray((n,), "int16")
+    t = _sets.dense_bits(n) // _sets.TILE
+    counts, incl = FakeArray((t,), "int64", ptr=1 << 22), FakeArray((t,), "int64", ptr=1 << 23)
+    total, st = _sets.dense_count(xf, counts, incl)
+    assert total == 17 and st.cap == _sets.dense_bits(n) and st.tiles == t
+    assert zeroed == [(1 << 25, 16)]                        # rng, before the range kernel
+    values, inverse = FakeArray((17,), "int16", ptr=1 << 24), FakeArray((400, 250), "int64", ptr=1 << 26)
+    _sets.dense_write(st, values, incl)
+    _sets.dense_write(st, values, incl, xf, inverse)
+    exprs = [e for _, e, _, _ in launches]
+    assert exprs == ["gp_dense_range<gp::int16>", "gp_dense_clear", "gp_dense_mark<gp::int16>", "gp_dense_count",
+                     "gp_dense_write<gp::int16, false>", "gp_dense_write<gp::int16, true>", "gp_dense_inverse<gp::int16>"]
+    for fam, expr, grid, args in launches:
+        _check(fam, expr, args)
+        assert expr in _sets.instances()
+    grids = {e: g for _, e, g, _ in launches}
+    assert grids["gp_dense_count"] == grids["gp_dense_write<gp::int16, true>"] == t
+    assert int(launches[3][3][0]) == 1 << 22 and int(launches[5][3][4]) == 1 << 23
+    with pytest.raises(ValueError, match="^dense_count: "):
+        _sets.dense_count(xf, FakeArray((t + 1,), "int64"), incl)
+
+
 # ---------------------------------------------------------------------------- compile-all
 def _chunks():
     ex = _sets.instances()

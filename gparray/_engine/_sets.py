@@ -12,6 +12,13 @@ inverse and all):
    inverse (scattered through the permutation) and the heads' positions.
 3. ``unique_counts``: counts as differences of consecutive head positions.
 
+Dense unique (``unique_values`` and ``unique_inverse`` of integers and bool, no sort): the
+input's range (one pass), a bitmap of its values when the range fits ``dense_bits(n)``
+(one pass), per-tile popcounts, their scan and the total read back (the one
+synchronization; a negative total: the range does not fit, and the namespace sorts
+instead), then the values in bit order and, for the inverse, each element's rank from the
+words' prefix counts (``dense_count``, ``dense_write``).
+
 Operands are layout objects (``_buf``, ``_offset``, ``_shape``, ``_strides``, ``_dtype``,
 ``_device``); the namespace layer (gparray/_set_functions.py) allocates every output.
 """
@@ -103,6 +110,81 @@ def unique_counts(counts, first) -> None:
            (_ptr(_addr(counts)), _ptr(_addr(first)), _i64(total)))
 
 
+# ---------------------------------------------------------------------------- dense unique
+DENSE = True                         # False: every unique sorts (tools and A/B timings)
+DENSE_MIN_BITS = 1 << 16             # the bitmap of dense unique: at least this many bits,
+DENSE_MAX_BITS = 1 << 28             # at most this many (32 MiB), else one bit per element
+
+
+def dense_ok(dtype) -> bool:
+    """Whether ``dtype`` may take the dense unique path (integers and bool)."""
+    return dtype.kind in "iub"
+
+
+def dense_bits(n: int) -> int:
+    """Capacity in bits of dense unique's bitmap for ``n`` elements: one bit per element
+    (so the bitmap work never exceeds the elements' own), at least DENSE_MIN_BITS, at most
+    DENSE_MAX_BITS; a multiple of TILE."""
+    return -(-min(max(n, DENSE_MIN_BITS), DENSE_MAX_BITS) // TILE) * TILE
+
+
+class Dense(NamedTuple):
+    """The device state of one dense unique between its count and its write."""
+
+    rng: object       # pool Block: {max key, ~min key}
+    bits: object      # pool Block: the bitmap (cap bits)
+    cap: int
+    tiles: int
+
+
+def dense_count(xf, counts, incl) -> tuple:
+    """(total, Dense) for the 1-D C-contiguous integer ``xf`` (n >= 1): its range, the bitmap
+    of its values, per-tile counts (``counts``/``incl``: int64[tiles], tiles =
+    ``dense_bits(n) // TILE``) and the number of distinct values, read back (synchronizes).
+    A total < 0: the range does not fit the bitmap (the caller sorts instead)."""
+    from ._index import read_total
+    from ._reduce import sm_count
+    from ._scan import _memset0, scan
+
+    n, dev, t = xf._shape[0], xf._device._id, ctype(xf._dtype)
+    cap = dense_bits(n)
+    tiles_ = cap // TILE
+    if counts._shape[0] != tiles_ or incl._shape[0] != tiles_:
+        raise ValueError(f"dense_count: counts and incl need {tiles_} elements (a gparray bug)")
+    resident = sm_count(dev) * BLOCKS_PER_SM
+    rng = _memory.alloc(16, dev)
+    _memset0(rng.ptr, 16, dev)
+    bits = _memory.alloc(cap // 8, dev)
+    grid = max(1, min(-(-n // BLOCK), resident))
+    launch(FAMILY, f"gp_dense_range<{t}>", dev, grid, (_ptr(rng.ptr), _ptr(_addr(xf)), _i64(n)))
+    launch(FAMILY, "gp_dense_clear", dev, max(1, min(-(-cap // (32 * BLOCK)), resident)),
+           (_ptr(bits.ptr), _ptr(rng.ptr), _i64(cap)))
+    launch(FAMILY, f"gp_dense_mark<{t}>", dev, grid, (_ptr(bits.ptr), _ptr(_addr(xf)), _i64(n), _ptr(rng.ptr),
+                                                     _i64(cap)))
+    launch(FAMILY, "gp_dense_count", dev, tiles_, (_ptr(_addr(counts)), _ptr(bits.ptr), _ptr(rng.ptr), _i64(cap)))
+    scan("sum", counts, 0, incl)
+    return read_total(dev, _addr(incl) + (tiles_ - 1) * 8), Dense(rng, bits, cap, tiles_)
+
+
+def dense_write(d: Dense, values, incl, xf=None, inverse=None) -> None:
+    """After ``dense_count`` (total >= 1): ``values`` (total elements) gets the distinct
+    values ascending; with ``inverse`` (int64, n elements in C order) the index into
+    ``values`` of each element of ``xf``."""
+    from ._reduce import sm_count
+
+    dev, t = values._device._id, ctype(values._dtype)
+    wpre = _memory.alloc(d.cap // 8, dev) if inverse is not None else None     # int32 per 32-bit word
+    launch(FAMILY, f"gp_dense_write<{t}, {_b(wpre is not None)}>", dev, d.tiles,
+           (_ptr(_addr(values)), _ptr(wpre.ptr if wpre else 0), _ptr(d.bits.ptr), _ptr(d.rng.ptr),
+            _ptr(_addr(incl)), _i64(d.cap)))
+    if inverse is not None:
+        n = xf._shape[0]
+        grid = max(1, min(-(-n // BLOCK), sm_count(dev) * BLOCKS_PER_SM))
+        launch(FAMILY, f"gp_dense_inverse<{t}>", dev, grid,
+               (_ptr(_addr(inverse)), _ptr(_addr(xf)), _i64(n), _ptr(d.bits.ptr), _ptr(wpre.ptr), _ptr(d.rng.ptr),
+                _i64(d.cap)))
+
+
 # ---------------------------------------------------------------------------- isin
 class IsinPlan(NamedTuple):
     """How one isin launch runs."""
@@ -189,4 +271,7 @@ def instances() -> list[str]:
                 out += [f"gp_isin<{t}, {t}, {c}, {inv}, true, 4, int>", f"gp_isin<{t}, {t}, {c}, {inv}, false, 4, int>"]
             if _dt._compute_dtype(dt).kind in "iu":
                 out += [f"gp_isin_bits_clear<{t}, {c}>", f"gp_isin_bits_set<{t}, {c}>"]
-    return out
+        if dense_ok(dt):
+            out += [f"gp_dense_range<{t}>", f"gp_dense_mark<{t}>", f"gp_dense_write<{t}, false>",
+                    f"gp_dense_write<{t}, true>", f"gp_dense_inverse<{t}>"]
+    return out + ["gp_dense_clear", "gp_dense_count"]

@@ -285,3 +285,187 @@ gp_isin(bool* __restrict__ out, const T1* __restrict__ x1, gp::StridedParams<1, 
         out[e] = found != INVERT;
     }
 }
+
+// ---------------------------------------------------------------------------- dense unique
+// unique_values / unique_inverse of integer (and bool) input whose range fits a bitmap of
+// cap_bits bits (gparray/_engine/_sets.py ``dense_bits``): no sort. Values map to ordered
+// 64-bit keys (signed: sign bit flipped), rng = {max key, ~min key} (atomicMax from zero):
+//   gp_dense_range     rng of the n elements (host zeroes rng first)
+//   gp_dense_clear     zeroes the bitmap words the range needs (none when it does not fit)
+//   gp_dense_mark      sets bit key - lo of every element (skipped when already set: a read
+//                      through L2 first, so repeated values cost no atomic)
+//   gp_dense_count     per-tile popcounts over tiles of GP_SET_TILE bits; when the range does
+//                      not fit, tile 0 counts DENSE_NO_FIT (a negative total tells the host
+//                      to sort instead)
+//   (the scan engine and the host read back the total, as for the sorted pipeline)
+//   gp_dense_write     values[g] = the g-th set bit's value (ascending: bit order), and with
+//                      WPRE the exclusive prefix of set bits before each word
+//   gp_dense_inverse   inverse[e] = wpre[w] + set bits of word w below element e's bit
+#define GP_DENSE_NO_FIT (-(1ll << 62))
+
+namespace gp {
+namespace sets {
+
+template <class T>
+struct dense_key {
+    static constexpr bool SIGNED = T(-1) < T(0);
+    static constexpr unsigned long long FLIP = SIGNED ? (1ull << 63) : 0ull;
+    __device__ __forceinline__ static unsigned long long of(T v) {
+        return SIGNED ? static_cast<unsigned long long>(static_cast<long long>(v)) ^ FLIP
+                      : static_cast<unsigned long long>(v);
+    }
+    __device__ __forceinline__ static T value(unsigned long long k) {
+        return SIGNED ? static_cast<T>(static_cast<long long>(k ^ FLIP)) : static_cast<T>(k);
+    }
+};
+
+// lo (the minimum key) and the number of bits the range needs; 0 when it exceeds cap_bits.
+__device__ __forceinline__ unsigned long long dense_range(const unsigned long long* rng, long long cap_bits,
+                                                          unsigned long long& lo) {
+    lo = ~rng[1];
+    const unsigned long long span = rng[0] - lo;
+    return rng[0] >= lo && span < static_cast<unsigned long long>(cap_bits) ? span + 1 : 0ull;
+}
+
+}  // namespace sets
+}  // namespace gp
+
+template <class T>
+__global__ void __launch_bounds__(GP_SET_BLOCK)
+gp_dense_range(unsigned long long* __restrict__ rng, const T* __restrict__ x, long long n) {
+    using K = gp::sets::dense_key<T>;
+    unsigned long long hi = 0ull, nlo = 0ull;
+    const long long step = static_cast<long long>(gridDim.x) * GP_SET_BLOCK;
+    for (long long e = static_cast<long long>(blockIdx.x) * GP_SET_BLOCK + threadIdx.x; e < n; e += step) {
+        const unsigned long long k = K::of(x[e]);
+        hi = k > hi ? k : hi;
+        nlo = ~k > nlo ? ~k : nlo;
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        const unsigned long long h2 = __shfl_down_sync(0xffffffffu, hi, o);
+        const unsigned long long l2 = __shfl_down_sync(0xffffffffu, nlo, o);
+        hi = h2 > hi ? h2 : hi;
+        nlo = l2 > nlo ? l2 : nlo;
+    }
+    __shared__ unsigned long long s_hi[GP_SET_BLOCK / 32], s_lo[GP_SET_BLOCK / 32];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    if (lane == 0) {
+        s_hi[w] = hi;
+        s_lo[w] = nlo;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int i = 1; i < GP_SET_BLOCK / 32; ++i) {
+            hi = s_hi[i] > hi ? s_hi[i] : hi;
+            nlo = s_lo[i] > nlo ? s_lo[i] : nlo;
+        }
+        atomicMax(rng, hi);
+        atomicMax(rng + 1, nlo);
+    }
+}
+
+__global__ void __launch_bounds__(GP_SET_BLOCK)
+gp_dense_clear(unsigned int* __restrict__ bits, const unsigned long long* __restrict__ rng, long long cap_bits) {
+    unsigned long long lo;
+    const long long words = static_cast<long long>((gp::sets::dense_range(rng, cap_bits, lo) + 31) >> 5);
+    const long long step = static_cast<long long>(gridDim.x) * GP_SET_BLOCK;
+    for (long long i = static_cast<long long>(blockIdx.x) * GP_SET_BLOCK + threadIdx.x; i < words; i += step)
+        bits[i] = 0u;
+}
+
+template <class T>
+__global__ void __launch_bounds__(GP_SET_BLOCK)
+gp_dense_mark(unsigned int* __restrict__ bits, const T* __restrict__ x, long long n,
+              const unsigned long long* __restrict__ rng, long long cap_bits) {
+    using K = gp::sets::dense_key<T>;
+    unsigned long long lo;
+    if (gp::sets::dense_range(rng, cap_bits, lo) == 0) return;
+    const long long step = static_cast<long long>(gridDim.x) * GP_SET_BLOCK;
+    for (long long e = static_cast<long long>(blockIdx.x) * GP_SET_BLOCK + threadIdx.x; e < n; e += step) {
+        const unsigned long long d = K::of(x[e]) - lo;
+        unsigned int* word = bits + (d >> 5);
+        const unsigned int bit = 1u << (d & 31u);
+        if (!(__ldcg(word) & bit)) atomicOr(word, bit);
+    }
+}
+
+// The GP_SET_ROUNDS words of this warp in tile blockIdx.x (word w * ROUNDS + k of the
+// tile; 0 past the words the range needs), and their popcount.
+__device__ __forceinline__ int dense_words(const unsigned int* __restrict__ bits, long long words,
+                                           unsigned int (&m)[GP_SET_ROUNDS]) {
+    const int w = threadIdx.x >> 5;
+    const long long base = static_cast<long long>(blockIdx.x) * (GP_SET_TILE / 32) + w * GP_SET_ROUNDS;
+    int c = 0;
+#pragma unroll
+    for (int k = 0; k < GP_SET_ROUNDS; ++k) {
+        m[k] = base + k < words ? bits[base + k] : 0u;
+        c += __popc(m[k]);
+    }
+    return c;
+}
+
+__global__ void __launch_bounds__(GP_SET_BLOCK)
+gp_dense_count(long long* __restrict__ counts, const unsigned int* __restrict__ bits,
+               const unsigned long long* __restrict__ rng, long long cap_bits) {
+    unsigned long long lo;
+    const unsigned long long nb = gp::sets::dense_range(rng, cap_bits, lo);
+    if (nb == 0) {
+        if (threadIdx.x == 0) counts[blockIdx.x] = blockIdx.x == 0 ? GP_DENSE_NO_FIT : 0ll;
+        return;
+    }
+    // every lane reads the warp's words (the same addresses: one transaction each)
+    unsigned int m[GP_SET_ROUNDS];
+    int c = dense_words(bits, static_cast<long long>((nb + 31) >> 5), m);
+    __shared__ int s_cnt[GP_SET_BLOCK / 32];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    if (lane == 0) s_cnt[w] = c;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        long long t = 0;
+#pragma unroll
+        for (int i = 0; i < GP_SET_BLOCK / 32; ++i) t += s_cnt[i];
+        counts[blockIdx.x] = t;
+    }
+}
+
+template <class T, bool WPRE>
+__global__ void __launch_bounds__(GP_SET_BLOCK)
+gp_dense_write(T* __restrict__ values, int* __restrict__ wpre, const unsigned int* __restrict__ bits,
+               const unsigned long long* __restrict__ rng, const long long* __restrict__ incl, long long cap_bits) {
+    using K = gp::sets::dense_key<T>;
+    unsigned long long lo;
+    const unsigned long long nb = gp::sets::dense_range(rng, cap_bits, lo);
+    const long long words = static_cast<long long>((nb + 31) >> 5);
+    unsigned int m[GP_SET_ROUNDS];
+    const int c = dense_words(bits, words, m);
+    long long pos = gp::compact::warp_start<GP_SET_BLOCK>(c, incl);
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const long long wbase = static_cast<long long>(blockIdx.x) * (GP_SET_TILE / 32) + w * GP_SET_ROUNDS;
+    const unsigned int below = (1u << lane) - 1u;
+#pragma unroll
+    for (int k = 0; k < GP_SET_ROUNDS; ++k) {
+        if (WPRE && lane == 0 && wbase + k < words) wpre[wbase + k] = static_cast<int>(pos);
+        if ((m[k] >> lane) & 1u)
+            values[pos + __popc(m[k] & below)] =
+                K::value(lo + static_cast<unsigned long long>((wbase + k) * 32 + lane));
+        pos += __popc(m[k]);
+    }
+}
+
+template <class T>
+__global__ void __launch_bounds__(GP_SET_BLOCK)
+gp_dense_inverse(long long* __restrict__ inverse, const T* __restrict__ x, long long n,
+                 const unsigned int* __restrict__ bits, const int* __restrict__ wpre,
+                 const unsigned long long* __restrict__ rng, long long cap_bits) {
+    using K = gp::sets::dense_key<T>;
+    unsigned long long lo;
+    gp::sets::dense_range(rng, cap_bits, lo);
+    const long long step = static_cast<long long>(gridDim.x) * GP_SET_BLOCK;
+    for (long long e = static_cast<long long>(blockIdx.x) * GP_SET_BLOCK + threadIdx.x; e < n; e += step) {
+        const unsigned long long d = K::of(x[e]) - lo;
+        const long long wi = static_cast<long long>(d >> 5);
+        inverse[e] = static_cast<long long>(wpre[wi]) + __popc(bits[wi] & ((1u << (d & 31u)) - 1u));
+    }
+}
