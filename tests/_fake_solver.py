@@ -512,6 +512,12 @@ class NumpyOps:
     def zeros(self, shape, dtype, like):
         return self._new(np.zeros(tuple(shape), dtype))
 
+    @staticmethod
+    def keep_upper(x):
+        assert x.flags.c_contiguous
+        x[...] = np.triu(x)
+        return x
+
     def eye(self, batch, n, dtype, like):
         return self._new(np.broadcast_to(np.eye(n, dtype=dtype), tuple(batch) + (n, n)).copy())
 

@@ -44,13 +44,32 @@ class SVDResult(NamedTuple):
     Vh: object
 
 
+_inputs: dict = {}   # (function name, operand dtype) -> (dtype, real dtype)
+
+
 def _input(o, x, name: str):
     """(dtype, real dtype) of a linalg operand; TypeError for a non-Array or a dtype the
-    factorizations do not take."""
+    factorizations do not take. Memoized per function and dtype (NumPy's ``dtype.name`` is
+    computed in Python at every read: microseconds in a call of small matrices)."""
     if not o.is_array(x):
         raise TypeError(f"{name}: expected a gparray Array, got {type(x).__name__}")
-    dt = _lp.float_dtype(name, x.dtype.name)
-    return np.dtype(dt), np.dtype(_lp.real_of(dt))
+    key = (name, x.dtype)
+    r = _inputs.get(key)
+    if r is None:
+        dt = _lp.float_dtype(name, x.dtype.name)
+        r = _inputs[key] = (np.dtype(dt), np.dtype(_lp.real_of(dt)))
+    return r
+
+
+_names: dict = {}
+
+
+def dtype_name(dt) -> str:
+    """``dt.name``, memoized per dtype."""
+    n = _names.get(dt)
+    if n is None:
+        n = _names[dt] = dt.name
+    return n
 
 
 # ---------------------------------------------------------------------------- cholesky
@@ -75,11 +94,15 @@ def _cholesky(o, x, upper):
     # row-major view of the factor written in place is L^T, so L = tril(c.mT).
     # upper: copy x (column-major x^T, whose lower triangle is x's upper one): x^T = L' L'^H,
     # so x = U^H U with U = L'^T, the row-major view of the factor: U = triu(c).
+    # Both factors are c's upper triangle (the factor written in place, seen row-major), so
+    # the other triangle is zeroed in place: U = c itself (C-contiguous), L = c.mT, a
+    # column-major (transposed) view, as PyTorch returns it, instead of a copy of it.
     c = o.contig(x if upper else x.mT, dt)
     info = o.empty(b, _I32, x)
-    _solver.potrf(dt.name, n, o.ptr(c), count, _solver.FILL_LOWER, o.ptr(info), o.dev(x))
+    _solver.potrf(dtype_name(dt), n, o.ptr(c), count, _solver.FILL_LOWER, o.ptr(info), o.dev(x))
     check_info("cholesky", o.host(info), b, "Matrix is not positive definite")
-    return o.triu(c) if upper else o.tril(c.mT)
+    c = o.keep_upper(c)
+    return c if upper else c.mT
 
 
 # ---------------------------------------------------------------------------- qr
