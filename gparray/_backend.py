@@ -40,6 +40,11 @@ class CUDAUnavailableError(RuntimeError):
     """No usable CUDA device (or no CuPy) on this machine."""
 
 
+def no_cupy(exc, what: str = "gparray: CuPy could not be imported") -> CUDAUnavailableError:
+    """The error of a missing or broken CuPy (``exc``: what importing it raised)."""
+    return CUDAUnavailableError(f"{what} ({exc}); install gparray[cuda13] or gparray[cuda12]")
+
+
 def _import_cupy():
     global _cupy, _error
     if _cupy is not None:
@@ -49,8 +54,7 @@ def _import_cupy():
     try:
         import cupy  # noqa: F401  (heavy import, deferred to first use)
     except Exception as exc:  # ImportError or a broken CUDA install
-        _error = CUDAUnavailableError(
-            f"gparray: CuPy could not be imported ({exc}); install gparray[cuda13] or gparray[cuda12]")
+        _error = no_cupy(exc)
         raise _error from None
     _cupy = cupy
     _run_hooks(cupy)
@@ -75,11 +79,6 @@ def when_cupy_imported(fn) -> None:
     fn(_cupy)
 
 
-def cupy_imported() -> bool:
-    """True once :func:`cupy` (or anything through it) has imported CuPy for gparray."""
-    return _cupy is not None
-
-
 def runtime():
     """CuPy's CUDA runtime bindings (``cupy_backends.cuda.api.runtime``, the module
     ``cupy.cuda.runtime`` re-exports), imported without importing CuPy; no device check."""
@@ -92,8 +91,7 @@ def runtime():
         try:
             from cupy_backends.cuda.api import runtime as rt
         except Exception as exc:
-            _error = CUDAUnavailableError(
-                f"gparray: CuPy could not be imported ({exc}); install gparray[cuda13] or gparray[cuda12]")
+            _error = no_cupy(exc)
             raise _error from None
         _rt = rt
     return _rt

@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 
-from gparray._kernels import _compile, _instances, _registry
+from gparray._kernels import _compile, _instances, _nvrtc_info, _registry
 
 
 def test_ctypes_cover_every_dtype():
@@ -54,6 +54,11 @@ def test_family_keys_hash_exactly_their_headers():
 
 def test_cache_round_trip_and_clear(tmp_path, monkeypatch):
     monkeypatch.setenv("GPARRAY_CACHE_DIR", str(tmp_path))
+    # what earlier tests left in this process decides whether the stamps get written here:
+    # start from a process that knows neither the header digest nor the NVRTC version
+    monkeypatch.setattr(_compile, "_family_digests", {})
+    monkeypatch.setattr(_compile, "_nvrtc_version", None)
+    _nvrtc_info._reset()
     exprs = ["gp_fill_contig<float>", "gp_fill_contig<gp::complex128>"]
     assert _compile.load_cached("elementwise", exprs[0], "90") is None
     cubin, mapping = _compile.compile_cached("elementwise", exprs, "90")
@@ -62,13 +67,17 @@ def test_cache_round_trip_and_clear(tmp_path, monkeypatch):
         hit = _compile.load_cached("elementwise", e, "90")
         assert hit is not None and hit[0] == cubin and hit[1][e] == mapping[e]
     assert not [p for p in os.listdir(tmp_path) if p.startswith(".tmp-")]
+    names = sorted(os.listdir(tmp_path))
+    stamps = [p for p in names if p.endswith(".stamp")]
+    assert len(stamps) == 2 and any(p.startswith("nvrtc-") for p in stamps), names
+    assert any(p.startswith("headers-elementwise-") for p in stamps), names
     files, size = _compile.cache_size()
-    assert files == 3 and size > len(cubin)
+    assert files == 5 and size > len(cubin), names
     # a corrupted module is a miss, not a crash
     mod = [p for p in tmp_path.iterdir() if p.suffix == ".cubin"][0]
     mod.write_bytes(b"garbage")
     assert _compile.load_cached("elementwise", exprs[0], "90") is None
-    assert _compile.clear_cache() == 3
+    assert _compile.clear_cache() == 5
     assert _compile.cache_size() == (0, 0)
 
 

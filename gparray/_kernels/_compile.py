@@ -337,12 +337,13 @@ def compile_cached(family: str, exprs: list[str], arch: str, source: str | None 
 
 
 def clear_cache() -> int:
-    """Delete every cached kernel file; returns the number of files removed."""
+    """Delete every cached kernel file and stamp (the NVRTC version stamp, the header digest
+    stamps: both are rebuilt on demand); returns the number of files removed."""
     d = cache_dir()
     n = 0
     if d.is_dir():
         for p in d.iterdir():
-            if p.suffix in (".cubin", ".ref") or p.name.startswith(".tmp-"):
+            if p.suffix in (".cubin", ".ref", ".stamp") or p.name.startswith(".tmp-"):
                 try:
                     p.unlink()
                     n += 1

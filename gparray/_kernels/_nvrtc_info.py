@@ -61,10 +61,9 @@ def _from_nvrtc():
 
         version = tuple(int(v) for v in nvrtc.getVersion())
     except ImportError as exc:   # CuPy's loader of libnvrtc imports CuPy
-        from .._backend import CUDAUnavailableError
+        from .._backend import no_cupy
 
-        raise CUDAUnavailableError(f"gparray: NVRTC could not be loaded, CuPy could not be imported ({exc}); "
-                                   "install gparray[cuda13] or gparray[cuda12]") from None
+        raise no_cupy(exc, "gparray: NVRTC could not be loaded, CuPy could not be imported") from None
     try:
         archs = tuple(sorted(int(a) for a in nvrtc.getSupportedArchs()))
     except Exception:
