@@ -100,8 +100,8 @@ def _cholesky(o, x, upper):
     c = o.contig(x if upper else x.mT, dt)
     info = o.empty(b, _I32, x)
     _solver.potrf(dtype_name(dt), n, o.ptr(c), count, _solver.FILL_LOWER, o.ptr(info), o.dev(x))
+    c = o.keep_upper(c)    # queued before the status is read: no idle device between the two
     check_info("cholesky", o.host(info), b, "Matrix is not positive definite")
-    c = o.keep_upper(c)
     return c if upper else c.mT
 
 
