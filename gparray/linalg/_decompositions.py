@@ -72,6 +72,22 @@ def dtype_name(dt) -> str:
     return n
 
 
+def _batch_stride(shape, strides):
+    """The byte stride from one matrix of a stack to the next in C order when the batch
+    dimensions walk with one stride (0 for a single matrix), else None."""
+    stride, span = None, None
+    for e, st in zip(reversed(shape[:-2]), reversed(strides[:-2])):
+        if e == 1:
+            continue
+        if stride is None:
+            stride, span = st, st * e
+        elif st != span:
+            return None
+        else:
+            span = st * e
+    return 0 if stride is None else stride
+
+
 # ---------------------------------------------------------------------------- cholesky
 def cholesky(x, /, *, upper=False):
     """Cholesky factor of the Hermitian positive-definite matrices of ``x`` (..., M, M):
@@ -97,10 +113,21 @@ def _cholesky(o, x, upper):
     # Both factors are c's upper triangle (the factor written in place, seen row-major), so
     # the other triangle is zeroed in place: U = c itself (C-contiguous), L = c.mT, a
     # column-major (transposed) view, as PyTorch returns it, instead of a copy of it.
-    c = o.contig(x if upper else x.mT, dt)
-    info = o.empty(b, _I32, x)
-    _solver.potrf(dtype_name(dt), n, o.ptr(c), count, _solver.FILL_LOWER, o.ptr(info), o.dev(x))
-    c = o.keep_upper(c)    # queued before the status is read: no idle device between the two
+    name = dtype_name(dt)
+    sb = None if x.dtype != dt or _solver.batched("potrf", n, n, count) else _batch_stride(x.shape, x.strides)
+    if sb is not None and count * (-(-n // 32)) ** 2 < 2**31:
+        # one call per matrix, which leaves the other triangle alone: copy only the triangle
+        # potrf reads (x's lower one, transposed: column-major lower; upper: x's upper one
+        # as it is) into a buffer that is zero below the diagonal, so no pass is left after
+        # the factorization
+        c = o.upper_copy(x, not upper, sb)
+        info = o.empty(b, _I32, x)
+        _solver.potrf(name, n, o.ptr(c), count, _solver.FILL_LOWER, o.ptr(info), o.dev(x))
+    else:
+        c = o.contig(x if upper else x.mT, dt)
+        info = o.empty(b, _I32, x)
+        _solver.potrf(name, n, o.ptr(c), count, _solver.FILL_LOWER, o.ptr(info), o.dev(x))
+        c = o.keep_upper(c)    # queued before the status is read: no idle device between the two
     check_info("cholesky", o.host(info), b, "Matrix is not positive definite")
     return c if upper else c.mT
 

@@ -23,7 +23,7 @@ from .._device import same_device
 from .._engine import _linalg_plan as _lp
 from .._engine import _shapes, _solver
 from . import _xp
-from ._decompositions import _input, _svd, dtype_name
+from ._decompositions import _batch_stride, _input, _svd, dtype_name
 from ._errors import check_info, check_status
 
 _I32 = np.dtype("int32")
@@ -77,22 +77,6 @@ def _inv(o, x):
     _solver.inv(dt.name, n, o.ptr(a), count, o.ptr(out), o.ptr(ipiv), o.ptr(info), o.dev(x))
     check_info("inv", o.host(info), b, "Singular matrix")
     return out.mT
-
-
-def _batch_stride(shape, strides):
-    """The byte stride from one matrix of a stack to the next in C order when the batch
-    dimensions walk with one stride (0 for a single matrix), else None."""
-    stride, span = None, None
-    for e, st in zip(reversed(shape[:-2]), reversed(strides[:-2])):
-        if e == 1:
-            continue
-        if stride is None:
-            stride, span = st, st * e
-        elif st != span:
-            return None
-        else:
-            span = st * e
-    return 0 if stride is None else stride
 
 
 # ---------------------------------------------------------------------------- solve
