@@ -469,11 +469,34 @@ def _tri(x, k, upper: bool, name: str):
     if x.ndim < 2:
         raise ValueError(f"{name}: expected an array with at least 2 dimensions, got {x.ndim}")
     k = operator.index(k)
-    out = _copy(x)
+    return tri_mask_inplace(_copy(x), k, upper)
+
+
+def tri_copy(out, x, trans: bool, sb: int) -> None:
+    """``out`` (a new C-contiguous stack of n x n matrices, x's dtype) = the upper triangle
+    of each of x's matrices (``trans``: of its transpose), zeros below; x read through its
+    strides, ``sb`` the byte stride from one of its matrices to the next. One pass of
+    gp_tri_copy that reads only the triangle."""
+    n = out._shape[-1]
+    count = out.size // (n * n) if n else 0
+    if count == 0:
+        return
+    isz = x._dtype.itemsize
+    tiles = -(-n // 32)
+    launch("creation", f"gp_tri_copy<{ctype(x._dtype)}, {'true' if trans else 'false'}>", x._device._id,
+           count * tiles * tiles, (np.uint64(out._ptr), np.uint64(x._ptr), np.int64(n), np.int64(tiles),
+                                   np.int64(sb // isz), np.int64(x._strides[-2] // isz),
+                                   np.int64(x._strides[-1] // isz)))
+
+
+def tri_mask_inplace(out, k: int, upper: bool):
+    """Zero, in place, the elements of the C-contiguous array ``out`` below diagonal ``k`` of
+    its last two axes (``upper``: what ``triu`` keeps stays) or above it (else); returns
+    ``out``. One pass of gp_tri_mask, which writes only the zeroed elements."""
     n = out.size
     if n:
-        rows, cols = x._shape[-2], x._shape[-1]
-        launch("creation", f"gp_tri_mask<{ctype(x._dtype)}, {'true' if upper else 'false'}>", x._device._id,
+        rows, cols = out._shape[-2], out._shape[-1]
+        launch("creation", f"gp_tri_mask<{ctype(out._dtype)}, {'true' if upper else 'false'}>", out._device._id,
                (n + 255) // 256, (np.uint64(out._ptr), np.int64(rows), np.int64(cols), np.int64(k), np.int64(n)))
     return out
 

@@ -512,6 +512,22 @@ class NumpyOps:
     def zeros(self, shape, dtype, like):
         return self._new(np.zeros(tuple(shape), dtype))
 
+    def upper_copy(self, x, trans, sb):
+        """The kernel's reads: matrix m at x's first element + m * sb bytes, rows and columns
+        by x's last two strides (a wrong ``sb`` reads the wrong matrices)."""
+        assert x.ndim >= 2 and x.shape[-1] == x.shape[-2]
+        n = x.shape[-1]
+        count = int(np.prod(x.shape[:-2], dtype=np.int64))
+        mats = np.lib.stride_tricks.as_strided(x, (count, n, n), (sb,) + x.strides[-2:])
+        b = np.swapaxes(mats, -1, -2) if trans else mats
+        return self._new(np.triu(np.array(b, order="C", copy=True)).reshape(x.shape))
+
+    @staticmethod
+    def keep_upper(x):
+        assert x.flags.c_contiguous
+        x[...] = np.triu(x)
+        return x
+
     def eye(self, batch, n, dtype, like):
         return self._new(np.broadcast_to(np.eye(n, dtype=dtype), tuple(batch) + (n, n)).copy())
 

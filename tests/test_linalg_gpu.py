@@ -180,6 +180,32 @@ def test_cholesky(path, dtype, shape, upper):
     close(LA.cholesky(xp.asarray(junk), upper=upper), want, dtype, 20)
 
 
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_of_a_broadcast_stack(path, upper):
+    a = hpd((33, 33), "float64", 3)
+    x = xp.broadcast_to(xp.asarray(a), (3, 33, 33))     # batch stride 0
+    close(LA.cholesky(x, upper=upper), np.linalg.cholesky(a, upper=upper), "float64", 20)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("n", [1, 31, 32, 33, 97])
+@pytest.mark.parametrize("trans", [False, True])
+def test_upper_copy_reads_one_triangle(dtype, n, trans):
+    """gp_tri_copy (cholesky's working matrix): the upper triangle of each matrix (or of its
+    transpose), zeros below, from every layout, tile sizes around 32."""
+    from gparray.linalg import _xp
+    from gparray.linalg._decompositions import _batch_stride
+
+    a = rand((3, n, n), dtype, n)
+    cases = views(a) + [("broadcast", xp.broadcast_to(xp.asarray(a[1]), (3, n, n)))]
+    for name, x in cases:
+        src = host(x)
+        want = np.triu(np.swapaxes(src, -1, -2) if trans else src)
+        got = _xp.upper_copy(x, trans, _batch_stride(x.shape, x.strides))
+        assert got.shape == (3, n, n) and got.dtype == x.dtype, name
+        np.testing.assert_array_equal(host(got), want, err_msg=name)
+
+
 def test_cholesky_not_positive_definite(path):
     a = np.stack([np.eye(3), np.eye(3), np.diag([1.0, -1, 1])]).astype(np.float32)
     with pytest.raises(LA.LinAlgError, match=r"^cholesky: Matrix is not positive definite \(stack index \(2,\)\)$"):

@@ -8,6 +8,8 @@ stepped, broadcast, batch dimensions that do not merge), singular matrices named
 stack index, which stacks are read in place, and an NVRTC compile of every instance."""
 import ctypes
 
+import types
+
 import numpy as np
 import pytest
 
@@ -87,16 +89,25 @@ def kernel_model(mem, T, N, args, grid, block):
 @pytest.fixture
 def small(mem, monkeypatch):
     launches = []
+    kernels = {}
 
-    def launch(family, expr, dev, grid, args, shared_mem=0, block=256):
-        assert family == "linalg_small" and dev == 0 and shared_mem == 0
+    def kernel(family, expr, dev, proto):
+        """The first launch of an instance types its arguments: 3 pointers, 4 int64."""
+        assert family == "linalg_small" and dev == 0
         assert expr in _solver.instances(), expr
+        assert [type(v) for v in proto] == [np.uint64] * 3 + [np.int64] * 4
+        k = kernels[(dev, family, expr)] = ("kernel", expr)
+        return k
+
+    def run(k, dev, grid, args, shared_mem=0, block=256):
+        assert k[0] == "kernel" and dev == 0 and shared_mem == 0 and len(args) == 7
+        assert all(isinstance(v, (int, np.integer)) for v in args)
+        expr = k[1]
         T, N = expr[len("gp_inv_small<"):-1].split(", ")
-        assert [type(v) for v in args] == [np.uint64] * 3 + [np.int64] * 4
         launches.append((expr, args))
         kernel_model(mem, T, int(N), args, grid, block)
 
-    monkeypatch.setattr(_solver, "launch", launch)
+    monkeypatch.setattr(_solver, "_launch", types.SimpleNamespace(_kernels=kernels, kernel=kernel, run=run))
     monkeypatch.setattr(_solver, "inv_small_ok", lambda dt, n: 0 < n <= _solver.INV_SMALL_MAX
                         and dt in ("float32", "float64"))
     return launches

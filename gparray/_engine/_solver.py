@@ -38,6 +38,7 @@ import numpy as np
 from .. import _backend, _memory
 from .._kernels import _faults
 from . import _blas, _loaded_libs
+from . import _launch
 from ._launch import ctype, launch
 
 FILL_LOWER, FILL_UPPER = 0, 1              # cublasFillMode_t
@@ -254,15 +255,24 @@ def inv_small(dtype: str, n: int, x: int, count: int, sb: int, s0: int, s1: int,
     count - b, status[1] their number (``gparray.linalg._errors.check_status``)."""
     if count == 0:
         return
-    args = (np.uint64(out), np.uint64(x), np.uint64(status), np.int64(count), np.int64(sb), np.int64(s0),
-            np.int64(s1))
+    name = small_name(dtype, n)
+    k = _launch._kernels.get((dev, SMALL_FAMILY, name))
+    if k is None:   # the first launch types the arguments (later ones pass Python ints)
+        k = _launch.kernel(SMALL_FAMILY, name, dev, (np.uint64(0),) * 3 + (np.int64(0),) * 4)
     with _backend.on_device(dev), _faults.checked("inv"):
-        launch(SMALL_FAMILY, small_name(dtype, n), dev, (count + INV_SMALL_THREADS - 1) // INV_SMALL_THREADS, args,
-               0, INV_SMALL_THREADS)
+        _launch.run(k, dev, (count + INV_SMALL_THREADS - 1) // INV_SMALL_THREADS,
+                    (out, x, status, count, sb, s0, s1), 0, INV_SMALL_THREADS)
+
+
+_small_names: dict = {}
 
 
 def small_name(dtype: str, n: int) -> str:
-    return f"gp_inv_small<{ctype(np.dtype(dtype))}, {n}>"
+    """The gp_inv_small instance of ``dtype`` (a name) and size ``n`` (memoized)."""
+    k = _small_names.get((dtype, n))
+    if k is None:
+        k = _small_names[(dtype, n)] = f"gp_inv_small<{ctype(np.dtype(dtype))}, {n}>"
+    return k
 
 
 def instances() -> list[str]:

@@ -58,6 +58,8 @@ def creation_instances() -> list[str]:
         out.append(f"gp_eye<{_c(dt)}>")
         out.append(f"gp_tri_mask<{_c(dt)}, true>")
         out.append(f"gp_tri_mask<{_c(dt)}, false>")
+        if dt.kind in "fc" and dt.itemsize >= 4:   # the dtypes cholesky factors
+            out += [f"gp_tri_copy<{_c(dt)}, true>", f"gp_tri_copy<{_c(dt)}, false>"]
     out += ["gp_linspace_complex<float, double>", "gp_linspace_complex<double, double>"]
     return out
 

@@ -1,4 +1,5 @@
-// gparray kernel family "creation": arange, linspace, eye and the tril/triu mask.
+// gparray kernel family "creation": arange, linspace, eye, the tril/triu mask and the
+// triangle copy of a Cholesky factor's working matrix.
 #include "gp/types.cuh"
 
 #define GP_BLOCK 256
@@ -68,5 +69,43 @@ __global__ void __launch_bounds__(GP_BLOCK) gp_tri_mask(T* __restrict__ out, lon
         const long long r = rc / cols, c = rc - r * cols;
         const bool keep = UPPER ? (c - r >= k) : (c - r <= k);
         if (!keep) out[i] = T();
+    }
+}
+
+// The working matrix of a looped Cholesky (gparray/linalg/_decompositions.py): out, a
+// C-contiguous stack of n x n matrices, gets the upper triangle (j >= i) of x's matrices
+// (TRANS: of their transposes) and zeros below it, in one pass that reads only the
+// triangle. x: element strides sb (matrix to matrix), s0 (rows), s1 (columns). Blocks of
+// 32 x 8 threads own 32 x 32 tiles (blockIdx.x = (matrix * tiles + tile row) * tiles +
+// tile column); TRANS tiles go through shared memory so both the loads (along x's rows)
+// and the stores are coalesced; tiles wholly below the diagonal only store zeros.
+template <class T, bool TRANS>
+__global__ void __launch_bounds__(256) gp_tri_copy(T* __restrict__ out, const T* __restrict__ x, long long n,
+                                                   long long tiles, long long sb, long long s0, long long s1) {
+    __shared__ T tile[32][33];
+    const long long bt = static_cast<long long>(blockIdx.x);
+    const long long m = bt / (tiles * tiles), tt = bt - m * tiles * tiles;
+    const long long i0 = (tt / tiles) * 32, j0 = (tt % tiles) * 32;
+    const int tx = threadIdx.x & 31, ty = threadIdx.x >> 5;
+    const T* xm = x + m * sb;
+    T* om = out + m * n * n;
+    const bool below = j0 + 31 < i0;   // every element of the tile has j < i
+    if (TRANS && !below) {
+        // tile[r][c] = x(j0 + r, i0 + c): out(i, j) = x(j, i) = tile[j - j0][i - i0]
+#pragma unroll
+        for (int k = 0; k < 32; k += 8) {
+            const long long r = j0 + ty + k, c = i0 + tx;
+            if (r < n && c < n && r >= c) tile[ty + k][tx] = xm[r * s0 + c * s1];
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int k = 0; k < 32; k += 8) {
+        const long long i = i0 + ty + k, j = j0 + tx;
+        if (i < n && j < n) {
+            T v = T();
+            if (j >= i) v = TRANS ? tile[tx][ty + k] : xm[i * s0 + j * s1];
+            om[i * n + j] = v;
+        }
     }
 }

@@ -44,13 +44,48 @@ class SVDResult(NamedTuple):
     Vh: object
 
 
+_inputs: dict = {}   # (function name, operand dtype) -> (dtype, real dtype)
+
+
 def _input(o, x, name: str):
     """(dtype, real dtype) of a linalg operand; TypeError for a non-Array or a dtype the
-    factorizations do not take."""
+    factorizations do not take. Memoized per function and dtype (NumPy's ``dtype.name`` is
+    computed in Python at every read: microseconds in a call of small matrices)."""
     if not o.is_array(x):
         raise TypeError(f"{name}: expected a gparray Array, got {type(x).__name__}")
-    dt = _lp.float_dtype(name, x.dtype.name)
-    return np.dtype(dt), np.dtype(_lp.real_of(dt))
+    key = (name, x.dtype)
+    r = _inputs.get(key)
+    if r is None:
+        dt = _lp.float_dtype(name, x.dtype.name)
+        r = _inputs[key] = (np.dtype(dt), np.dtype(_lp.real_of(dt)))
+    return r
+
+
+_names: dict = {}
+
+
+def dtype_name(dt) -> str:
+    """``dt.name``, memoized per dtype."""
+    n = _names.get(dt)
+    if n is None:
+        n = _names[dt] = dt.name
+    return n
+
+
+def _batch_stride(shape, strides):
+    """The byte stride from one matrix of a stack to the next in C order when the batch
+    dimensions walk with one stride (0 for a single matrix), else None."""
+    stride, span = None, None
+    for e, st in zip(reversed(shape[:-2]), reversed(strides[:-2])):
+        if e == 1:
+            continue
+        if stride is None:
+            stride, span = st, st * e
+        elif st != span:
+            return None
+        else:
+            span = st * e
+    return 0 if stride is None else stride
 
 
 # ---------------------------------------------------------------------------- cholesky
@@ -75,11 +110,26 @@ def _cholesky(o, x, upper):
     # row-major view of the factor written in place is L^T, so L = tril(c.mT).
     # upper: copy x (column-major x^T, whose lower triangle is x's upper one): x^T = L' L'^H,
     # so x = U^H U with U = L'^T, the row-major view of the factor: U = triu(c).
-    c = o.contig(x if upper else x.mT, dt)
-    info = o.empty(b, _I32, x)
-    _solver.potrf(dt.name, n, o.ptr(c), count, _solver.FILL_LOWER, o.ptr(info), o.dev(x))
+    # Both factors are c's upper triangle (the factor written in place, seen row-major), so
+    # the other triangle is zeroed in place: U = c itself (C-contiguous), L = c.mT, a
+    # column-major (transposed) view, as PyTorch returns it, instead of a copy of it.
+    name = dtype_name(dt)
+    sb = None if x.dtype != dt or _solver.batched("potrf", n, n, count) else _batch_stride(x.shape, x.strides)
+    if sb is not None and count * (-(-n // 32)) ** 2 < 2**31:
+        # one call per matrix, which leaves the other triangle alone: copy only the triangle
+        # potrf reads (x's lower one, transposed: column-major lower; upper: x's upper one
+        # as it is) into a buffer that is zero below the diagonal, so no pass is left after
+        # the factorization
+        c = o.upper_copy(x, not upper, sb)
+        info = o.empty(b, _I32, x)
+        _solver.potrf(name, n, o.ptr(c), count, _solver.FILL_LOWER, o.ptr(info), o.dev(x))
+    else:
+        c = o.contig(x if upper else x.mT, dt)
+        info = o.empty(b, _I32, x)
+        _solver.potrf(name, n, o.ptr(c), count, _solver.FILL_LOWER, o.ptr(info), o.dev(x))
+        c = o.keep_upper(c)    # queued before the status is read: no idle device between the two
     check_info("cholesky", o.host(info), b, "Matrix is not positive definite")
-    return o.triu(c) if upper else o.tril(c.mT)
+    return c if upper else c.mT
 
 
 # ---------------------------------------------------------------------------- qr

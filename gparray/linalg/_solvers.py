@@ -23,7 +23,7 @@ from .._device import same_device
 from .._engine import _linalg_plan as _lp
 from .._engine import _shapes, _solver
 from . import _xp
-from ._decompositions import _input, _svd
+from ._decompositions import _batch_stride, _input, _svd, dtype_name
 from ._errors import check_info, check_status
 
 _I32 = np.dtype("int32")
@@ -51,16 +51,20 @@ def _inv(o, x):
     count = _shapes.prod(b)
     if count == 0 or n == 0:
         return o.empty(x.shape, dt, x)
-    if _solver.inv_small_ok(dt.name, n):
+    name = dtype_name(dt)
+    if _solver.inv_small_ok(name, n):
         # gparray's kernel: x read in place through its strides (when its batch dimensions
         # walk with one stride), the LU of x as LAPACK sees NumPy's input, C-order inverses
         isz = dt.itemsize
-        if x.dtype != dt or _batch_stride(x.shape, x.strides) is None:
+        sb = _batch_stride(x.shape, x.strides)
+        if x.dtype != dt or sb is None:
             x = o.contig(x, dt)
+            sb = _batch_stride(x.shape, x.strides)
         out = o.empty(x.shape, dt, x)
         status = o.zeros((2,), _U64, x)      # the singular matrices: 16 bytes to read back
-        _solver.inv_small(dt.name, n, o.ptr(x), count, _batch_stride(x.shape, x.strides) // isz,
-                          x.strides[-2] // isz, x.strides[-1] // isz, o.ptr(out), o.ptr(status), o.dev(x))
+        st = x.strides
+        _solver.inv_small(name, n, o.ptr(x), count, sb // isz, st[-2] // isz, st[-1] // isz, o.ptr(out),
+                          o.ptr(status), o.dev(x))
         check_status("inv", o.host(status), b, count, "Singular matrix")
         return out
     # column-major x (the C-contiguous copy of x^T), factored as LAPACK sees NumPy's input, so
@@ -73,22 +77,6 @@ def _inv(o, x):
     _solver.inv(dt.name, n, o.ptr(a), count, o.ptr(out), o.ptr(ipiv), o.ptr(info), o.dev(x))
     check_info("inv", o.host(info), b, "Singular matrix")
     return out.mT
-
-
-def _batch_stride(shape, strides):
-    """The byte stride from one matrix of a stack to the next in C order when the batch
-    dimensions walk with one stride (0 for a single matrix), else None."""
-    stride, span = None, None
-    for e, st in zip(reversed(shape[:-2]), reversed(strides[:-2])):
-        if e == 1:
-            continue
-        if stride is None:
-            stride, span = st, st * e
-        elif st != span:
-            return None
-        else:
-            span = st * e
-    return 0 if stride is None else stride
 
 
 # ---------------------------------------------------------------------------- solve

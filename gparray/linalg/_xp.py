@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from .. import _dtypes as _dt
 from .._array import Array, _copy, _empty, _to_host
-from .._creation import arange as _arange, astype, eye as _eye, tril, triu, zeros as _zeros  # noqa: F401
+from .._creation import arange as _arange, astype, eye as _eye, tril, triu  # noqa: F401
 from .._elementwise_funcs import abs, conj, log, sign  # noqa: F401,A004
 from .._linear_algebra import matmul  # noqa: F401
+from .._creation import tri_copy as _tri_copy, tri_mask_inplace as _tri_mask_inplace
+from .._transfer import memset0 as _memset0
 from .._manipulation import broadcast_to, expand_dims, reshape  # noqa: F401
 from .._searching import count_nonzero, where  # noqa: F401
 from .._statistical import max, prod, sum  # noqa: F401,A004
@@ -34,7 +36,26 @@ def empty(shape, dtype, like):
 
 
 def zeros(shape, dtype, like):
-    return _zeros(tuple(shape), dtype=dtype, device=like._device)
+    """A C-contiguous array of zeros on ``like``'s device (shape and dtype already checked by
+    the caller: one allocation and one ``cudaMemsetAsync``)."""
+    out = _empty(tuple(shape), dtype, like._device)
+    _memset0(out)
+    return out
+
+
+def keep_upper(x):
+    """``x`` (C-contiguous, a new array of the caller's) with the elements below the main
+    diagonal of each matrix zeroed in place; returns ``x``."""
+    return _tri_mask_inplace(x, 0, True)
+
+
+def upper_copy(x, trans: bool, sb: int):
+    """A new C-contiguous stack holding the upper triangle of each of x's matrices (``trans``:
+    of its transpose) and zeros below it (x's dtype, read through its strides; ``sb``: the
+    byte stride between its matrices)."""
+    out = _empty(tuple(x.shape), x.dtype, x._device)
+    _tri_copy(out, x, trans, sb)
+    return out
 
 
 def eye(batch: tuple, n: int, dtype, like):
