@@ -43,7 +43,6 @@ __device__ __forceinline__ bool sort_less<double>(double a, double b) { return a
 template <class TA, bool CONTIG, int ND, class IdxT>
 __global__ void __launch_bounds__(GP_NZ_BLOCK)
 gp_nonzero_count(long long* __restrict__ counts, const TA* __restrict__ a, gp::StridedParams<1, ND> layout, IdxT n) {
-    __shared__ int s_cnt[GP_NZ_BLOCK / 32];
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const IdxT base = static_cast<IdxT>(blockIdx.x) * GP_NZ_TILE + w * GP_NZ_WSEG + lane;
     int c = 0;
@@ -54,14 +53,7 @@ gp_nonzero_count(long long* __restrict__ counts, const TA* __restrict__ a, gp::S
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) c += __shfl_down_sync(0xffffffffu, c, o);
-    if (lane == 0) s_cnt[w] = c;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        long long t = 0;
-#pragma unroll
-        for (int i = 0; i < GP_NZ_BLOCK / 32; ++i) t += s_cnt[i];
-        counts[blockIdx.x] = t;
-    }
+    gp::compact::tile_count<GP_NZ_BLOCK>(c, counts);
 }
 
 template <class TA, bool CONTIG, int ND, int NDS, class IdxT>

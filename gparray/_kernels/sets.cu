@@ -114,7 +114,6 @@ template <class T, bool GATHER>
 __global__ void __launch_bounds__(GP_SET_BLOCK)
 gp_unique_count(long long* __restrict__ counts, T* __restrict__ sorted, const T* __restrict__ src,
                 const long long* __restrict__ perm, long long n) {
-    __shared__ int s_cnt[GP_SET_BLOCK / 32];
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     const long long base = static_cast<long long>(blockIdx.x) * GP_SET_TILE + w * GP_SET_WSEG;
     T v[GP_SET_ROUNDS];
@@ -129,14 +128,7 @@ gp_unique_count(long long* __restrict__ counts, T* __restrict__ sorted, const T*
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) c += __shfl_down_sync(0xffffffffu, c, o);
-    if (lane == 0) s_cnt[w] = c;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        long long t = 0;
-#pragma unroll
-        for (int i = 0; i < GP_SET_BLOCK / 32; ++i) t += s_cnt[i];
-        counts[blockIdx.x] = t;
-    }
+    gp::compact::tile_count<GP_SET_BLOCK>(c, counts);
 }
 
 template <class T, bool IDX, bool INV, bool FIRST>
@@ -417,17 +409,7 @@ gp_dense_count(long long* __restrict__ counts, const unsigned int* __restrict__ 
     }
     // every lane reads the warp's words (the same addresses: one transaction each)
     unsigned int m[GP_SET_ROUNDS];
-    int c = dense_words(bits, static_cast<long long>((nb + 31) >> 5), m);
-    __shared__ int s_cnt[GP_SET_BLOCK / 32];
-    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
-    if (lane == 0) s_cnt[w] = c;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        long long t = 0;
-#pragma unroll
-        for (int i = 0; i < GP_SET_BLOCK / 32; ++i) t += s_cnt[i];
-        counts[blockIdx.x] = t;
-    }
+    gp::compact::tile_count<GP_SET_BLOCK>(dense_words(bits, static_cast<long long>((nb + 31) >> 5), m), counts);
 }
 
 template <class T, bool WPRE>

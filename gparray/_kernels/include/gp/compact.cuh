@@ -41,5 +41,21 @@ __device__ __forceinline__ long long warp_start(int c, const long long* __restri
     return s_off[w];
 }
 
+// counts[blockIdx.x] = the sum over the block's warps of c (each warp's lane 0 holds its
+// count): a tile's count for the scan. Every thread of the block calls it (one barrier).
+template <int BLOCK>
+__device__ __forceinline__ void tile_count(int c, long long* __restrict__ counts) {
+    __shared__ int s_cnt[BLOCK / 32];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    if (lane == 0) s_cnt[w] = c;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        long long t = 0;
+#pragma unroll
+        for (int i = 0; i < BLOCK / 32; ++i) t += s_cnt[i];
+        counts[blockIdx.x] = t;
+    }
+}
+
 }  // namespace compact
 }  // namespace gp
