@@ -145,6 +145,8 @@ def test_header_constants_match_the_engine():
     assert int(defs["GP_SORT_BITS"]) == _sort.BITS and int(defs["GP_SORT_RADIX"]) == _sort.RADIX
     assert int(defs["GP_SORT_MAX_PASSES"]) == _sort.MAX_PASSES and int(defs["GP_SORT_ROUTE"]) == _sort.ROUTE_INTS
     assert _sort.THREADS == _sort.RADIX  # one look-back thread per bucket
+    assert defs["GP_SORT_OS_THREADS"] == "GP_SORT_THREADS" and _sort.OS_THREADS == _sort.THREADS
+    assert _sort.TILE == _sort.OS_THREADS * _sort.ITEMS
     for name, value in [("KIND_UNSIGNED", 0), ("KIND_SIGNED", 1), ("KIND_FLOAT", 2)]:
         assert re.search(rf"{name} = {value}\b", text) and getattr(_sort, name) == value
     for name in ("BUF_IN", "BUF_OUT", "BUF_T0", "BUF_T1", "BUF_NONE", "KEYS_FINAL", "KEYS_DROP", "VALS_NONE",
@@ -478,7 +480,7 @@ class Emu:
                  kind, flip, shift, row_pass, seg):
         U, pairs, W = _CT[env["U"]], env["PAIRS"] == "true", env["W"]
         wsz = 4 if W == "unsigned int" else 8
-        assert grid == tiles == -(-n // _sort.TILE) and block == _sort.THREADS
+        assert grid == tiles == -(-n // _sort.TILE) and block == _sort.OS_THREADS
         region = tiles * 256 * wsz
         cur, nxt = look + (ps % 2) * region, look + ((ps + 1) % 2) * region
         assert not self.mem[cur:cur + region].any(), "look-back region not zeroed before its pass"
@@ -653,3 +655,23 @@ def test_keys_and_indices_in_one_sort_on_the_emulated_device(emu, shape, axis, d
         p = _sort.plan(a.shape, tuple(s // a.itemsize for s in a.strides), axis, a.itemsize)
         if p.strategy == "onesweep" and not p.copy_out:
             assert sum(e.startswith("gp_sort_histogram") for e in emu.launches) == 1
+
+
+@pytest.mark.parametrize("threads,items", [(384, 18), (512, 12)])
+def test_engine_plans_other_onesweep_block_shapes(emu, monkeypatch, threads, items):
+    """GP_SORT_OS_THREADS / GP_SORT_ITEMS swept by tools/tune.py: the engine's tiles, grid,
+    look-back regions and launch block follow OS_THREADS * ITEMS (the emulated kernels
+    check them against _sort.TILE and _sort.OS_THREADS)."""
+    monkeypatch.setattr(_sort, "OS_THREADS", threads)
+    monkeypatch.setattr(_sort, "ITEMS", items)
+    monkeypatch.setattr(_sort, "TILE", threads * items)
+    a = _data("float32", (3, 9000), 5)
+    x = emu.upload(a)
+    p = _sort.plan(a.shape, tuple(s // 4 for s in a.strides), 1, 4)
+    assert p.strategy == "onesweep" and p.threads == threads and p.grid == -(-a.size // (threads * items))
+    from _fakes import FakeArray
+
+    out = FakeArray(a.shape, "float32", ptr=emu.alloc(a.size * 4).ptr)
+    _sort.sort(x, 1, out, None, False)
+    want = np.ascontiguousarray(_expected(a, 1, False, False))
+    assert np.array_equal(emu.download(out).view(np.uint32), want.view(np.uint32))   # NaNs, -0.0 in place

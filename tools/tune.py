@@ -303,12 +303,12 @@ def group_sort(repeat):
     ref = timeit(lambda: cp.sort(a_cp), repeat=repeat)
     ref_arg = timeit(lambda: cp.argsort(a_cp), repeat=repeat)
     ref_u = timeit(lambda: cp.sort(u_cp), repeat=repeat)
-    base_opts, d_items = _compile.OPTIONS, _sort.ITEMS
+    base_opts, d_items, d_threads = _compile.OPTIONS, _sort.ITEMS, _sort.OS_THREADS
     for v in _sort_variants():
         tag = " ".join(f"{k.lower()}={x}" for k, x in v.items())
         _compile.OPTIONS = base_opts + tuple(f"-DGP_SORT_{k}={x}" for k, x in v.items())
-        items = v.get("ITEMS", d_items)
-        _sort.ITEMS, _sort.TILE = items, _sort.THREADS * items
+        items, threads = v.get("ITEMS", d_items), v.get("OS_THREADS", d_threads)
+        _sort.ITEMS, _sort.OS_THREADS, _sort.TILE = items, threads, threads * items
         _registry.clear_memo()
         _launch._kernels.clear()
         cases = (("sort f32 2^26", lambda: xp.sort(a), lambda r: (cp.from_dlpack(r) == want).all(), ref, 8 * n),
@@ -324,7 +324,7 @@ def group_sort(repeat):
             except Exception as exc:
                 print(f"variant {tag} {case} failed: {str(exc)[:160]}", flush=True)
     _compile.OPTIONS = base_opts
-    _sort.ITEMS, _sort.TILE = d_items, _sort.THREADS * d_items
+    _sort.ITEMS, _sort.OS_THREADS, _sort.TILE = d_items, d_threads, d_threads * d_items
     _registry.clear_memo()
     _launch._kernels.clear()
 

@@ -39,9 +39,10 @@ from . import _shapes
 from ._launch import launch, strided_params
 
 FAMILY = "sort"
-THREADS = 256                      # GP_SORT_THREADS (onesweep and histogram blocks)
+THREADS = 256                      # GP_SORT_THREADS (histogram and prepare blocks: one per bucket)
+OS_THREADS = THREADS               # GP_SORT_OS_THREADS (onesweep blocks: THREADS or more)
 ITEMS = 16                         # GP_SORT_ITEMS
-TILE = THREADS * ITEMS             # GP_SORT_TILE
+TILE = OS_THREADS * ITEMS          # GP_SORT_TILE
 BITS = 8                           # GP_SORT_BITS
 RADIX = 1 << BITS                  # GP_SORT_RADIX
 MAX_PASSES = 16                    # GP_SORT_MAX_PASSES
@@ -89,7 +90,7 @@ class SortPlan(NamedTuple):
     lines: tuple         # warp/block: (shape, [out strides, in strides]) of the other axes
     s_in: int            # warp/block: element stride of x along the axis
     s_out: int           # warp/block: element stride of the output along the axis
-    threads: int         # block: threads per block; warp: lanes per row (P)
+    threads: int         # block, onesweep: threads per block; warp: lanes per row (P)
     items: int           # block: items per thread
     grid: int            # warp/block: blocks; onesweep: tiles (blocks per pass)
     copy_in: bool        # x is first copied into a C-contiguous buffer (onesweep: axis last)
@@ -153,7 +154,7 @@ def plan(shape: tuple, strides: tuple, axis: int, itemsize: int, sms: int = DEFA
     word = 4 if n < WORD32_LIMIT else 8
     ws = workspace_layout(kp + rp, tiles, word)["end"]
     hist_grid = max(1, min(tiles, HIST_BLOCKS_PER_SM * sms))
-    return SortPlan("onesweep", rows, L, ((), []), 1, 1, THREADS, ITEMS, tiles, copy_in, copy_out, kp, rp, word,
+    return SortPlan("onesweep", rows, L, ((), []), 1, 1, OS_THREADS, ITEMS, tiles, copy_in, copy_out, kp, rp, word,
                     hist_grid, ws)
 
 
@@ -298,7 +299,7 @@ def _onesweep(p: SortPlan, src, dst, x, axis, argsort, kind, flip, dev, keys_out
         launch(FAMILY, expr, dev, p.grid,
                (_ptr(src._ptr), _ptr(kout), _ptr(b("k0")), _ptr(b("k1")), _ptr(vout), _ptr(b("v0")), _ptr(b("v1")),
                 _ptr(ws + lay["route"]), _ptr(ws + lay["offs"]), _ptr(ws + lay["look"]), _i64(n), _i64(p.grid),
-                _i32(ps), _i32(kind), flip, _i32(shift), _i32(int(row_pass)), _i64(seg)), block=THREADS)
+                _i32(ps), _i32(kind), flip, _i32(shift), _i32(int(row_pass)), _i64(seg)), block=p.threads)
     if p.copy_out:
         from ._elementwise import copy_into
 

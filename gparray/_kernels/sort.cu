@@ -178,9 +178,18 @@ __device__ __forceinline__ void rank_in_warps(unsigned int (&dig)[ITEMS], unsign
 // Step 2 (after a __syncthreads): for the DPT = RADIX / THREADS buckets b = DPT * t + j of
 // this thread, the tile's count (returned) and, in s.whist[w][b], the count of the warps
 // before w (exclusive prefix across warps).
+// Blocks of more than RADIX threads: thread t < RADIX owns bucket t, the others none (count 0).
+__host__ __device__ constexpr int per_thread(int threads) { return threads > RADIX ? 1 : RADIX / threads; }
+
 template <int THREADS>
-__device__ __forceinline__ void bucket_counts(rank_smem<THREADS>& s, unsigned int (&cnt)[RADIX / THREADS]) {
-    constexpr int DPT = RADIX / THREADS;
+__device__ __forceinline__ void bucket_counts(rank_smem<THREADS>& s, unsigned int (&cnt)[per_thread(THREADS)]) {
+    constexpr int DPT = per_thread(THREADS);
+    if constexpr (THREADS > RADIX) {
+        if (threadIdx.x >= RADIX) {
+            cnt[0] = 0u;
+            return;
+        }
+    }
 #pragma unroll
     for (int j = 0; j < DPT; ++j) {
         const int b = DPT * threadIdx.x + j;
@@ -198,8 +207,9 @@ __device__ __forceinline__ void bucket_counts(rank_smem<THREADS>& s, unsigned in
 // Step 3: exclusive starts of the buckets in the tile, into s.start (every thread calls it;
 // ends with a __syncthreads).
 template <int THREADS>
-__device__ __forceinline__ void bucket_starts(rank_smem<THREADS>& s, const unsigned int (&cnt)[RADIX / THREADS]) {
-    constexpr int DPT = RADIX / THREADS;
+__device__ __forceinline__ void bucket_starts(rank_smem<THREADS>& s,
+                                              const unsigned int (&cnt)[per_thread(THREADS)]) {
+    constexpr int DPT = per_thread(THREADS);
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     unsigned int tot = 0;
 #pragma unroll
@@ -214,10 +224,12 @@ __device__ __forceinline__ void bucket_starts(rank_smem<THREADS>& s, const unsig
     __syncthreads();
     unsigned int run = inc - tot;
     for (int i = 0; i < w; ++i) run += s.wsum[i];
+    if (THREADS <= RADIX || threadIdx.x < RADIX) {
 #pragma unroll
-    for (int j = 0; j < DPT; ++j) {
-        s.start[DPT * threadIdx.x + j] = run;
-        run += cnt[j];
+        for (int j = 0; j < DPT; ++j) {
+            s.start[DPT * threadIdx.x + j] = run;
+            run += cnt[j];
+        }
     }
     __syncthreads();
 }
@@ -381,23 +393,32 @@ gp_sort_prepare(const unsigned long long* __restrict__ hist, long long n, int P,
 // Blocks per SM the register budget is fitted to (occupancy is what hides the loads' and
 // the look-back's latency): 4 for keys of up to 4 bytes, 3 for 8-byte keys or pairs of
 // small keys, 2 for pairs of 8-byte keys (more would spill).
+__host__ __device__ constexpr int occupancy_scaled(int at256, int threads) {
+    return threads == 256 ? at256 : ((at256 * 256 + threads / 2) / threads > 0 ? (at256 * 256 + threads / 2) / threads : 1);
+}
+
 template <class U, bool PAIRS>
 struct onesweep_occupancy {
 #ifdef GP_SORT_MIN_BLOCKS  // tools/tune.py --groups sort
     static constexpr int value = GP_SORT_MIN_BLOCKS;
 #else
-    static constexpr int value = PAIRS ? (sizeof(U) > 4 ? 2 : 3) : (sizeof(U) > 4 ? 3 : 4);
+    // other block sizes than 256: about the same threads per SM (384 threads: 3, 2, 1)
+    static constexpr int value = occupancy_scaled(PAIRS ? (sizeof(U) > 4 ? 2 : 3) : (sizeof(U) > 4 ? 3 : 4),
+                                                  GP_SORT_OS_THREADS);
 #endif
 };
 
 template <class U, bool PAIRS, class W>
-__global__ void __launch_bounds__(GP_SORT_THREADS, (onesweep_occupancy<U, PAIRS>::value))
+__global__ void __launch_bounds__(GP_SORT_OS_THREADS, (onesweep_occupancy<U, PAIRS>::value))
 gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long long* vt0, long long* vt1,
                  const int* __restrict__ route, const long long* __restrict__ offs, W* look, long long n,
                  long long tiles, int pass, int kind, unsigned long long flip64, int shift, int row_pass,
                  long long seg) {
     using namespace gp::sort;
-    constexpr int T = GP_SORT_THREADS, K = GP_SORT_ITEMS, TILE = GP_SORT_TILE, WSEG = 32 * K;
+    constexpr int T = GP_SORT_OS_THREADS, K = GP_SORT_ITEMS, TILE = GP_SORT_TILE, WSEG = 32 * K;
+    static_assert(T >= RADIX && T % 32 == 0, "a onesweep block has a thread per bucket");
+    // threads of a bucket (all of them when T == RADIX: the conditions fold away)
+    const bool bucket = T == RADIX || threadIdx.x < RADIX;
     constexpr int VB = PAIRS ? 8 : 1;
     constexpr int SB0 = sizeof(U) > VB ? sizeof(U) : VB;
     constexpr int SB = SB0 > 2 ? SB0 : 2;  // bytes per tile slot; at least 2: the match words fit
@@ -410,7 +431,7 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     const long long tile = blockIdx.x;
     W* cur = look + (pass & 1) * tiles * RADIX;
     W* next = look + ((pass + 1) & 1) * tiles * RADIX;
-    next[tile * RADIX + threadIdx.x] = W(0);
+    if (bucket) next[tile * RADIX + threadIdx.x] = W(0);
     const int* rt = route + GP_SORT_ROUTE * pass;
 #if GP_SORT_ROUTE_ONE_LOAD
     // all five words in two loads issued together (an int4 of {active, key src, key dst,
@@ -462,12 +483,13 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     // ranking, so that the look-backs of the tiles after this one find them sooner
     {
         __shared__ unsigned int s_early[RADIX];
-        s_early[threadIdx.x] = 0u;
+        if (bucket) s_early[threadIdx.x] = 0u;
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < K; ++k) count_digit(s_early, dig[k], w * WSEG + 32 * k + lane < tile_n);
         __syncthreads();
-        st_relaxed(cur + tile * RADIX + threadIdx.x, (tile == 0 ? WD::INC : WD::AGG) | static_cast<W>(s_early[threadIdx.x]));
+        if (bucket)
+            st_relaxed(cur + tile * RADIX + threadIdx.x, (tile == 0 ? WD::INC : WD::AGG) | static_cast<W>(s_early[threadIdx.x]));
     }
 #endif
     unsigned short rank[K];
@@ -480,16 +502,16 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     if (b == RADIX - 1) cnt[0] -= TILE - tile_n;  // the padding items ranked last in bucket 255
     W* mine = cur + tile * RADIX + b;
 #if !GP_SORT_EARLY_PUBLISH
-    st_relaxed(mine, (tile == 0 ? WD::INC : WD::AGG) | static_cast<W>(cnt[0]));
+    if (bucket) st_relaxed(mine, (tile == 0 ? WD::INC : WD::AGG) | static_cast<W>(cnt[0]));
 #endif
     bucket_starts<T>(s, cnt);  // (synchronizes)
 #if GP_SORT_OFFS_EARLY
     // the bucket's global start loaded before the look-back (whose volatile loads would
     // otherwise keep it behind the loop: one more round trip per tile), as CUB does
-    const long long gofs = offs[pass * RADIX + b];
+    const long long gofs = bucket ? offs[pass * RADIX + b] : 0;
 #endif
     long long prefix = 0;
-    if (tile > 0) {  // decoupled look-back over the tiles before this one, for bucket b
+    if (bucket && tile > 0) {  // decoupled look-back over the tiles before this one, for bucket b
         long long j = tile - 1;
         unsigned int spins = 0;
 #if GP_SORT_LOOKBACK_BATCH > 1
@@ -537,11 +559,13 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
 #endif
         st_relaxed(mine, WD::INC | static_cast<W>(prefix + cnt[0]));
     }
+    if (bucket) {
 #if GP_SORT_OFFS_EARLY
-    s_base[b] = gofs + prefix - static_cast<long long>(s.start[b]);
+        s_base[b] = gofs + prefix - static_cast<long long>(s.start[b]);
 #else
-    s_base[b] = offs[pass * RADIX + b] + prefix - static_cast<long long>(s.start[b]);
+        s_base[b] = offs[pass * RADIX + b] + prefix - static_cast<long long>(s.start[b]);
 #endif
+    }
 
     // keys (and their digits) into shared memory in bucket order
     U* sk = reinterpret_cast<U*>(s_buf);

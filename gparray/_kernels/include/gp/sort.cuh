@@ -26,7 +26,11 @@
 #ifndef GP_SORT_HIST_ITEMS
 #define GP_SORT_HIST_ITEMS 16  // keys each histogram thread loads before counting them (a tile: THREADS x this)
 #endif
-#define GP_SORT_TILE (GP_SORT_THREADS * GP_SORT_ITEMS)
+#ifndef GP_SORT_OS_THREADS
+#define GP_SORT_OS_THREADS GP_SORT_THREADS  // threads of a onesweep block: RADIX, or more (384: CUB's
+                                            // tile shape with ITEMS=18; tools/tune.py --groups sort)
+#endif
+#define GP_SORT_TILE (GP_SORT_OS_THREADS * GP_SORT_ITEMS)
 #define GP_SORT_BITS 8         // bits per digit
 #define GP_SORT_RADIX 256      // buckets per digit
 #define GP_SORT_MAX_PASSES 16  // up to 8 key digits + up to 8 row-id digits
