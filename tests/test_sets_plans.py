@@ -384,6 +384,13 @@ def test_dense_unique_model_matches_numpy(dtype, lo, span, n):
     np.testing.assert_array_equal(got[1], einv.reshape(-1))
 
 
+def test_dense_constants_and_grid():
+    src = _compile.family_source("sets")
+    assert f"#define GP_DENSE_UNROLL {_sets.DENSE_UNROLL} " in src
+    assert _sets.dense_grid(1, 1056) == 1 and _sets.dense_grid(_sets.BLOCK * _sets.DENSE_UNROLL + 1, 1056) == 2
+    assert _sets.dense_grid(1 << 30, 1056) == 1056
+
+
 def test_dense_capacity():
     assert _sets.dense_bits(1) == 1 << 16 and _sets.dense_bits(2**24) == 2**24
     assert _sets.dense_bits(2**40) == 1 << 28 and _sets.dense_bits(70001) % _sets.TILE == 0

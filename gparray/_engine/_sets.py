@@ -114,6 +114,7 @@ def unique_counts(counts, first) -> None:
 DENSE = True                         # False: every unique sorts (tools and A/B timings)
 DENSE_MIN_BITS = 1 << 16             # the bitmap of dense unique: at least this many bits,
 DENSE_MAX_BITS = 1 << 28             # at most this many (32 MiB), else one bit per element
+DENSE_UNROLL = 8                     # GP_DENSE_UNROLL: elements per thread per round
 
 
 def dense_ok(dtype) -> bool:
@@ -126,6 +127,12 @@ def dense_bits(n: int) -> int:
     (so the bitmap work never exceeds the elements' own), at least DENSE_MIN_BITS, at most
     DENSE_MAX_BITS; a multiple of TILE."""
     return -(-min(max(n, DENSE_MIN_BITS), DENSE_MAX_BITS) // TILE) * TILE
+
+
+def dense_grid(n: int, resident: int) -> int:
+    """Blocks of a pass over n elements (DENSE_UNROLL per thread per round): enough for one
+    round each, at most ``resident`` (then the blocks take several rounds)."""
+    return max(1, min(-(-n // (BLOCK * DENSE_UNROLL)), resident))
 
 
 class Dense(NamedTuple):
@@ -155,7 +162,7 @@ def dense_count(xf, counts, incl) -> tuple:
     rng = _memory.alloc(16, dev)
     _memset0(rng.ptr, 16, dev)
     bits = _memory.alloc(cap // 8, dev)
-    grid = max(1, min(-(-n // BLOCK), resident))
+    grid = dense_grid(n, resident)
     launch(FAMILY, f"gp_dense_range<{t}>", dev, grid, (_ptr(rng.ptr), _ptr(_addr(xf)), _i64(n)))
     launch(FAMILY, "gp_dense_clear", dev, max(1, min(-(-cap // (32 * BLOCK)), resident)),
            (_ptr(bits.ptr), _ptr(rng.ptr), _i64(cap)))
@@ -179,8 +186,7 @@ def dense_write(d: Dense, values, incl, xf=None, inverse=None) -> None:
             _ptr(_addr(incl)), _i64(d.cap)))
     if inverse is not None:
         n = xf._shape[0]
-        grid = max(1, min(-(-n // BLOCK), sm_count(dev) * BLOCKS_PER_SM))
-        launch(FAMILY, f"gp_dense_inverse<{t}>", dev, grid,
+        launch(FAMILY, f"gp_dense_inverse<{t}>", dev, dense_grid(n, sm_count(dev) * BLOCKS_PER_SM),
                (_ptr(_addr(inverse)), _ptr(_addr(xf)), _i64(n), _ptr(d.bits.ptr), _ptr(wpre.ptr), _ptr(d.rng.ptr),
                 _i64(d.cap)))
 

@@ -294,6 +294,7 @@ gp_isin(bool* __restrict__ out, const T1* __restrict__ x1, gp::StridedParams<1, 
 //                      WPRE the exclusive prefix of set bits before each word
 //   gp_dense_inverse   inverse[e] = wpre[w] + set bits of word w below element e's bit
 #define GP_DENSE_NO_FIT (-(1ll << 62))
+#define GP_DENSE_UNROLL 8  // elements per thread per round of the passes over x: all loaded before any is used
 
 namespace gp {
 namespace sets {
@@ -319,19 +320,46 @@ __device__ __forceinline__ unsigned long long dense_range(const unsigned long lo
     return rng[0] >= lo && span < static_cast<unsigned long long>(cap_bits) ? span + 1 : 0ull;
 }
 
+// Round r of a pass over the n elements: this thread's GP_DENSE_UNROLL elements e0 + j *
+// GP_SET_BLOCK (block-striped: each load of a warp reads consecutive elements), loaded
+// together; ok[j]: the element exists.
+template <class T>
+__device__ __forceinline__ void dense_round(const T* __restrict__ x, long long n, long long e0,
+                                            T (&v)[GP_DENSE_UNROLL], bool (&ok)[GP_DENSE_UNROLL]) {
+#pragma unroll
+    for (int j = 0; j < GP_DENSE_UNROLL; ++j) {
+        const long long e = e0 + static_cast<long long>(j) * GP_SET_BLOCK;
+        ok[j] = e < n;
+        v[j] = ok[j] ? x[e] : T();
+    }
+}
+
 }  // namespace sets
 }  // namespace gp
+
+// The first element of this thread's rounds and the step between them.
+#define GP_DENSE_ROUNDS(e0, step)                                                                    \
+    const long long step = static_cast<long long>(gridDim.x) * GP_SET_BLOCK * GP_DENSE_UNROLL;      \
+    for (long long e0 = static_cast<long long>(blockIdx.x) * GP_SET_BLOCK * GP_DENSE_UNROLL + threadIdx.x; e0 < n; \
+         e0 += step)
 
 template <class T>
 __global__ void __launch_bounds__(GP_SET_BLOCK)
 gp_dense_range(unsigned long long* __restrict__ rng, const T* __restrict__ x, long long n) {
     using K = gp::sets::dense_key<T>;
     unsigned long long hi = 0ull, nlo = 0ull;
-    const long long step = static_cast<long long>(gridDim.x) * GP_SET_BLOCK;
-    for (long long e = static_cast<long long>(blockIdx.x) * GP_SET_BLOCK + threadIdx.x; e < n; e += step) {
-        const unsigned long long k = K::of(x[e]);
-        hi = k > hi ? k : hi;
-        nlo = ~k > nlo ? ~k : nlo;
+    GP_DENSE_ROUNDS(e0, step) {
+        T v[GP_DENSE_UNROLL];
+        bool ok[GP_DENSE_UNROLL];
+        gp::sets::dense_round<T>(x, n, e0, v, ok);
+#pragma unroll
+        for (int j = 0; j < GP_DENSE_UNROLL; ++j) {
+            if (ok[j]) {
+                const unsigned long long k = K::of(v[j]);
+                hi = k > hi ? k : hi;
+                nlo = ~k > nlo ? ~k : nlo;
+            }
+        }
     }
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) {
@@ -374,12 +402,20 @@ gp_dense_mark(unsigned int* __restrict__ bits, const T* __restrict__ x, long lon
     using K = gp::sets::dense_key<T>;
     unsigned long long lo;
     if (gp::sets::dense_range(rng, cap_bits, lo) == 0) return;
-    const long long step = static_cast<long long>(gridDim.x) * GP_SET_BLOCK;
-    for (long long e = static_cast<long long>(blockIdx.x) * GP_SET_BLOCK + threadIdx.x; e < n; e += step) {
-        const unsigned long long d = K::of(x[e]) - lo;
-        unsigned int* word = bits + (d >> 5);
-        const unsigned int bit = 1u << (d & 31u);
-        if (!(__ldcg(word) & bit)) atomicOr(word, bit);
+    GP_DENSE_ROUNDS(e0, step) {
+        T v[GP_DENSE_UNROLL];
+        bool ok[GP_DENSE_UNROLL];
+        gp::sets::dense_round<T>(x, n, e0, v, ok);
+        unsigned int held[GP_DENSE_UNROLL];
+#pragma unroll
+        for (int j = 0; j < GP_DENSE_UNROLL; ++j)
+            held[j] = ok[j] ? __ldcg(bits + ((K::of(v[j]) - lo) >> 5)) : ~0u;
+#pragma unroll
+        for (int j = 0; j < GP_DENSE_UNROLL; ++j) {
+            const unsigned long long d = K::of(v[j]) - lo;
+            const unsigned int bit = 1u << (d & 31u);
+            if (ok[j] && !(held[j] & bit)) atomicOr(bits + (d >> 5), bit);
+        }
     }
 }
 
@@ -444,10 +480,24 @@ gp_dense_inverse(long long* __restrict__ inverse, const T* __restrict__ x, long 
     using K = gp::sets::dense_key<T>;
     unsigned long long lo;
     gp::sets::dense_range(rng, cap_bits, lo);
-    const long long step = static_cast<long long>(gridDim.x) * GP_SET_BLOCK;
-    for (long long e = static_cast<long long>(blockIdx.x) * GP_SET_BLOCK + threadIdx.x; e < n; e += step) {
-        const unsigned long long d = K::of(x[e]) - lo;
-        const long long wi = static_cast<long long>(d >> 5);
-        inverse[e] = static_cast<long long>(wpre[wi]) + __popc(bits[wi] & ((1u << (d & 31u)) - 1u));
+    GP_DENSE_ROUNDS(e0, step) {
+        T v[GP_DENSE_UNROLL];
+        bool ok[GP_DENSE_UNROLL];
+        gp::sets::dense_round<T>(x, n, e0, v, ok);
+        unsigned int word[GP_DENSE_UNROLL];
+        int pre[GP_DENSE_UNROLL];
+#pragma unroll
+        for (int j = 0; j < GP_DENSE_UNROLL; ++j) {
+            const long long wi = ok[j] ? static_cast<long long>((K::of(v[j]) - lo) >> 5) : 0;
+            word[j] = bits[wi];
+            pre[j] = wpre[wi];
+        }
+#pragma unroll
+        for (int j = 0; j < GP_DENSE_UNROLL; ++j) {
+            const unsigned long long d = K::of(v[j]) - lo;
+            if (ok[j])
+                inverse[e0 + static_cast<long long>(j) * GP_SET_BLOCK] =
+                    static_cast<long long>(pre[j]) + __popc(word[j] & ((1u << (d & 31u)) - 1u));
+        }
     }
 }
