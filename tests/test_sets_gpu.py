@@ -243,8 +243,8 @@ def test_unique_dense_capacity_boundary(dense_calls, extra):
 
     n = 5000
     cap = _sets.dense_bits(n)
-    a = np.random.default_rng(1).integers(0, cap, n).astype(np.int64)
-    a[0], a[1] = -7, -7 + cap - 1 + extra
+    a = np.random.default_rng(1).integers(-7, -7 + cap, n).astype(np.int64)    # inside the capacity
+    a[0], a[1] = -7, -7 + cap - 1 + extra                                     # span cap - 1 (+ 1)
     x = xp.asarray(a.reshape(50, 100))
     r = xp.unique_inverse(x)
     check_unique(a.reshape(50, 100), r.values, inverse=r.inverse_indices)
