@@ -106,28 +106,22 @@ def _cholesky(o, x, upper):
         return o.empty(x.shape, dt, x)
     # Always the column-major lower triangle: cuSOLVER's potrf is 2.5x faster on it than on
     # the upper one (n = 4096 float64 on an H100: 1.96 ms against 4.95 ms).
-    # lower: copy x.mT (column-major x, whose lower triangle is x's): x = L L^H, and the
-    # row-major view of the factor written in place is L^T, so L = tril(c.mT).
-    # upper: copy x (column-major x^T, whose lower triangle is x's upper one): x^T = L' L'^H,
-    # so x = U^H U with U = L'^T, the row-major view of the factor: U = triu(c).
-    # Both factors are c's upper triangle (the factor written in place, seen row-major), so
-    # the other triangle is zeroed in place: U = c itself (C-contiguous), L = c.mT, a
-    # column-major (transposed) view, as PyTorch returns it, instead of a copy of it.
-    name = dtype_name(dt)
+    # lower: the working matrix c is x.mT in C order (column-major x, whose lower triangle is
+    # x's): x = L L^H, and the factor written in place, seen row-major, is L^T in c's upper
+    # triangle. upper: c is x in C order (column-major x^T, whose lower triangle is x's upper
+    # one): x^T = L' L'^H, x = U^H U with U = L'^T, again c's upper triangle. So once c's
+    # lower triangle is zero, U = c and L = c.mT (a column-major view, as PyTorch returns it).
+    # One call per matrix leaves that triangle alone: c is written by one pass that copies
+    # only the triangle potrf reads and zeroes the rest. The batched routine uses it as
+    # workspace: a full copy, then the triangle zeroed in place (queued before the status is
+    # read, so the device does not wait for the host between the two).
     sb = None if x.dtype != dt or _solver.batched("potrf", n, n, count) else _batch_stride(x.shape, x.strides)
-    if sb is not None and count * (-(-n // 32)) ** 2 < 2**31:
-        # one call per matrix, which leaves the other triangle alone: copy only the triangle
-        # potrf reads (x's lower one, transposed: column-major lower; upper: x's upper one
-        # as it is) into a buffer that is zero below the diagonal, so no pass is left after
-        # the factorization
-        c = o.upper_copy(x, not upper, sb)
-        info = o.empty(b, _I32, x)
-        _solver.potrf(name, n, o.ptr(c), count, _solver.FILL_LOWER, o.ptr(info), o.dev(x))
-    else:
-        c = o.contig(x if upper else x.mT, dt)
-        info = o.empty(b, _I32, x)
-        _solver.potrf(name, n, o.ptr(c), count, _solver.FILL_LOWER, o.ptr(info), o.dev(x))
-        c = o.keep_upper(c)    # queued before the status is read: no idle device between the two
+    masked = sb is None or count * (-(-n // 32)) ** 2 >= 2**31
+    c = o.contig(x if upper else x.mT, dt) if masked else o.upper_copy(x, not upper, sb)
+    info = o.empty(b, _I32, x)
+    _solver.potrf(dtype_name(dt), n, o.ptr(c), count, _solver.FILL_LOWER, o.ptr(info), o.dev(x))
+    if masked:
+        c = o.keep_upper(c)
     check_info("cholesky", o.host(info), b, "Matrix is not positive definite")
     return c if upper else c.mT
 
