@@ -139,9 +139,8 @@ class Dense(NamedTuple):
     """The device state of one dense unique between its count and its write."""
 
     rng: object       # pool Block: {max key, ~min key}
-    bits: object      # pool Block: the bitmap (cap bits)
+    bits: object      # pool Block: the bitmap (cap bits, cap // TILE tiles)
     cap: int
-    tiles: int
 
 
 def dense_count(xf, counts, incl) -> tuple:
@@ -170,7 +169,7 @@ def dense_count(xf, counts, incl) -> tuple:
                                                      _i64(cap)))
     launch(FAMILY, "gp_dense_count", dev, tiles_, (_ptr(_addr(counts)), _ptr(bits.ptr), _ptr(rng.ptr), _i64(cap)))
     scan("sum", counts, 0, incl)
-    return read_total(dev, _addr(incl) + (tiles_ - 1) * 8), Dense(rng, bits, cap, tiles_)
+    return read_total(dev, _addr(incl) + (tiles_ - 1) * 8), Dense(rng, bits, cap)
 
 
 def dense_write(d: Dense, values, incl, xf=None, inverse=None) -> None:
@@ -181,7 +180,7 @@ def dense_write(d: Dense, values, incl, xf=None, inverse=None) -> None:
 
     dev, t = values._device._id, ctype(values._dtype)
     wpre = _memory.alloc(d.cap // 8, dev) if inverse is not None else None     # int32 per 32-bit word
-    launch(FAMILY, f"gp_dense_write<{t}, {_b(wpre is not None)}>", dev, d.tiles,
+    launch(FAMILY, f"gp_dense_write<{t}, {_b(wpre is not None)}>", dev, d.cap // TILE,
            (_ptr(_addr(values)), _ptr(wpre.ptr if wpre else 0), _ptr(d.bits.ptr), _ptr(d.rng.ptr),
             _ptr(_addr(incl)), _i64(d.cap)))
     if inverse is not None:
