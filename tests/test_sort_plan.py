@@ -147,6 +147,7 @@ def test_header_constants_match_the_engine():
     assert _sort.THREADS == _sort.RADIX  # one look-back thread per bucket
     assert defs["GP_SORT_OS_THREADS"] == "GP_SORT_THREADS" and _sort.OS_THREADS == _sort.THREADS
     assert _sort.TILE == _sort.OS_THREADS * _sort.ITEMS
+    assert int(defs["GP_SORT_WIDE_THREADS"]) == _sort.WIDE_THREADS and int(defs["GP_SORT_WIDE_ITEMS"]) == _sort.WIDE_ITEMS
     for name, value in [("KIND_UNSIGNED", 0), ("KIND_SIGNED", 1), ("KIND_FLOAT", 2)]:
         assert re.search(rf"{name} = {value}\b", text) and getattr(_sort, name) == value
     for name in ("BUF_IN", "BUF_OUT", "BUF_T0", "BUF_T1", "BUF_NONE", "KEYS_FINAL", "KEYS_DROP", "VALS_NONE",
@@ -265,8 +266,9 @@ def test_routes_land_on_the_outputs(host, P, km, vm):
     ((5, 33), 1, "block", dict(threads=64, items=4, grid=5)),
     ((16384, 1024), 1, "block", dict(threads=128, items=8, grid=16384)),
     ((3, 4096), 1, "block", dict(threads=256, items=16, grid=3)),
-    ((4097,), 0, "onesweep", dict(rows=1, grid=2, row_passes=0)),
-    ((1 << 26,), 0, "onesweep", dict(grid=(1 << 26) // 4096, word=4)),
+    ((4097,), 0, "onesweep", dict(rows=1, grid=1, row_passes=0, threads=384, items=18)),
+    ((6913,), 0, "onesweep", dict(rows=1, grid=2, threads=384, items=18)),
+    ((1 << 26,), 0, "onesweep", dict(grid=-(-(1 << 26) // 6912), word=4)),
     ((300, 5000), 1, "onesweep", dict(rows=300, row_passes=2, copy_in=False, copy_out=False)),
     ((5000, 3), 0, "onesweep", dict(rows=3, row_passes=1, copy_in=True, copy_out=True)),
 ])
@@ -276,6 +278,34 @@ def test_plan_strategies(shape, axis, strategy, extra):
     for k, v in extra.items():
         assert getattr(p, k) == v, (k, getattr(p, k), v)
     assert p.key_passes == 4
+
+
+def test_onesweep_tile_shapes():
+    # keys-only sorts of 4-byte keys: the wide tile; pairs (argsort, several rows) and other
+    # key sizes: OS_THREADS x ITEMS
+    wide, narrow = (_sort.WIDE_THREADS, _sort.WIDE_ITEMS), (_sort.OS_THREADS, _sort.ITEMS)
+    assert wide == (384, 18) and narrow == (256, 16)
+    for isz, argsort, shape, want in [(4, False, (1 << 20,), wide), (4, True, (1 << 20,), narrow),
+                                      (4, False, (2, 1 << 19), narrow), (8, False, (1 << 20,), narrow),
+                                      (2, False, (1 << 20,), narrow), (1, False, (1 << 20,), narrow)]:
+        p = _sort.plan(shape, _shapes.c_strides(shape), len(shape) - 1, isz, argsort=argsort)
+        assert (p.threads, p.items) == want == _sort.onesweep_shape(isz, argsort or len(shape) > 1)
+        assert p.grid == -(-_shapes.prod(shape) // (want[0] * want[1]))
+
+
+def test_wide_and_narrow_tiles_on_the_emulated_device(emu):
+    # 20000 keys: two whole wide tiles and a partial one; the argsort runs the 256 x 16 tile
+    from _fakes import FakeArray
+
+    a = _data("float32", (20000,), 3)
+    x = emu.upload(a)
+    out = FakeArray(a.shape, "float32", ptr=emu.alloc(a.nbytes).ptr)
+    idx = FakeArray(a.shape, "int64", ptr=emu.alloc(a.size * 8).ptr)
+    _sort.sort(x, 0, out, None, False)
+    _sort.sort(x, 0, None, idx, False)
+    assert np.array_equal(emu.download(out).view(np.uint32), np.ascontiguousarray(_expected(a, 0, False, False)).view(np.uint32))
+    assert np.array_equal(emu.download(idx), _expected(a, 0, False, True))
+    assert emu.shapes == {(384, 18, False), (256, 16, True)}
 
 
 def test_plan_thresholds_and_words():
@@ -397,6 +427,7 @@ class Emu:
         self.mem = np.zeros(size, np.uint8)
         self.top = 1 << 12
         self.launches = []
+        self.shapes = set()   # (threads, items, pairs) of the onesweep launches
 
     def alloc(self, nbytes, dev=0, stream=None):
         b = _Blk(self.top)
@@ -480,7 +511,9 @@ class Emu:
                  kind, flip, shift, row_pass, seg):
         U, pairs, W = _CT[env["U"]], env["PAIRS"] == "true", env["W"]
         wsz = 4 if W == "unsigned int" else 8
-        assert grid == tiles == -(-n // _sort.TILE) and block == _sort.OS_THREADS
+        threads, items = _sort.onesweep_shape(np.dtype(U).itemsize, pairs)
+        assert grid == tiles == -(-n // (threads * items)) and block == threads
+        self.shapes.add((threads, items, pairs))
         region = tiles * 256 * wsz
         cur, nxt = look + (ps % 2) * region, look + ((ps + 1) % 2) * region
         assert not self.mem[cur:cur + region].any(), "look-back region not zeroed before its pass"

@@ -289,7 +289,8 @@ def _sort_variants():
 def group_sort(repeat):
     """The onesweep sort of 2^26 float32 (keys), its argsort (pairs) and the sort of 2^24
     int32 in [0, 2^20) per variant of the sort family's compile-time constants (GP_SORT_ITEMS,
-    GP_SORT_MIN_BLOCKS, GP_SORT_HIST_ITEMS, GP_SORT_HIST_SPREAD), against CuPy's sort /
+    GP_SORT_OS_THREADS: pairs and 8-byte keys; GP_SORT_WIDE_THREADS, GP_SORT_WIDE_ITEMS: keys-only
+    sorts of 4-byte keys; GP_SORT_MIN_BLOCKS, GP_SORT_HIST_ITEMS, GP_SORT_HIST_SPREAD), against CuPy's sort /
     argsort (CUB) in the same run ("torch" column)."""
     import cupy as cp
     import gparray as xp
@@ -304,11 +305,13 @@ def group_sort(repeat):
     ref_arg = timeit(lambda: cp.argsort(a_cp), repeat=repeat)
     ref_u = timeit(lambda: cp.sort(u_cp), repeat=repeat)
     base_opts, d_items, d_threads = _compile.OPTIONS, _sort.ITEMS, _sort.OS_THREADS
+    d_wide = _sort.WIDE_THREADS, _sort.WIDE_ITEMS
     for v in _sort_variants():
         tag = " ".join(f"{k.lower()}={x}" for k, x in v.items())
         _compile.OPTIONS = base_opts + tuple(f"-DGP_SORT_{k}={x}" for k, x in v.items())
         items, threads = v.get("ITEMS", d_items), v.get("OS_THREADS", d_threads)
         _sort.ITEMS, _sort.OS_THREADS, _sort.TILE = items, threads, threads * items
+        _sort.WIDE_THREADS, _sort.WIDE_ITEMS = v.get("WIDE_THREADS", d_wide[0]), v.get("WIDE_ITEMS", d_wide[1])
         _registry.clear_memo()
         _launch._kernels.clear()
         cases = (("sort f32 2^26", lambda: xp.sort(a), lambda r: (cp.from_dlpack(r) == want).all(), ref, 8 * n),
@@ -325,6 +328,7 @@ def group_sort(repeat):
                 print(f"variant {tag} {case} failed: {str(exc)[:160]}", flush=True)
     _compile.OPTIONS = base_opts
     _sort.ITEMS, _sort.OS_THREADS, _sort.TILE = d_items, d_threads, d_threads * d_items
+    _sort.WIDE_THREADS, _sort.WIDE_ITEMS = d_wide
     _registry.clear_memo()
     _launch._kernels.clear()
 

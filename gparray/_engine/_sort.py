@@ -43,6 +43,8 @@ THREADS = 256                      # GP_SORT_THREADS (histogram and prepare bloc
 OS_THREADS = THREADS               # GP_SORT_OS_THREADS (onesweep blocks: THREADS or more)
 ITEMS = 16                         # GP_SORT_ITEMS
 TILE = OS_THREADS * ITEMS          # GP_SORT_TILE
+WIDE_THREADS = 384                 # GP_SORT_WIDE_THREADS (keys-only onesweeps of 4-byte keys)
+WIDE_ITEMS = 18                    # GP_SORT_WIDE_ITEMS
 BITS = 8                           # GP_SORT_BITS
 RADIX = 1 << BITS                  # GP_SORT_RADIX
 MAX_PASSES = 16                    # GP_SORT_MAX_PASSES
@@ -91,7 +93,7 @@ class SortPlan(NamedTuple):
     s_in: int            # warp/block: element stride of x along the axis
     s_out: int           # warp/block: element stride of the output along the axis
     threads: int         # block, onesweep: threads per block; warp: lanes per row (P)
-    items: int           # block: items per thread
+    items: int           # block, onesweep: items per thread
     grid: int            # warp/block: blocks; onesweep: tiles (blocks per pass)
     copy_in: bool        # x is first copied into a C-contiguous buffer (onesweep: axis last)
     copy_out: bool       # onesweep: the result is copied from a (rows, L) buffer into out
@@ -121,9 +123,20 @@ def _perm_last(seq, axis):
     return tuple(seq[:axis]) + tuple(seq[axis + 1:]) + (seq[axis],)
 
 
-def plan(shape: tuple, strides: tuple, axis: int, itemsize: int, sms: int = DEFAULT_SMS) -> SortPlan:
+def onesweep_shape(itemsize: int, pairs: bool) -> tuple:
+    """(threads, keys per thread) of a onesweep tile (gp_sort_onesweep's onesweep_shape):
+    keys-only sorts of 4-byte keys take the wide tile, the others OS_THREADS x ITEMS."""
+    if not pairs and itemsize == 4:
+        return WIDE_THREADS, WIDE_ITEMS
+    return OS_THREADS, ITEMS
+
+
+def plan(shape: tuple, strides: tuple, axis: int, itemsize: int, sms: int = DEFAULT_SMS,
+         argsort: bool = False) -> SortPlan:
     """Strategy for a sort of an array of ``shape``/element ``strides`` (elements of
-    ``itemsize`` bytes) along ``axis`` (non-negative) into a new C-contiguous output."""
+    ``itemsize`` bytes) along ``axis`` (non-negative) into a new C-contiguous output;
+    ``argsort``: indices are an output (a onesweep then sorts (key, index) pairs, as it
+    does for several rows)."""
     L = shape[axis]
     rows = _shapes.prod(shape) // L if L else 0
     out_st = _shapes.c_strides(shape)
@@ -150,11 +163,12 @@ def plan(shape: tuple, strides: tuple, axis: int, itemsize: int, sms: int = DEFA
     copy_in = not _shapes.is_c_contiguous(_perm_last(shape, axis), _perm_last(strides, axis), 1)
     copy_out = not _shapes.is_c_contiguous(_perm_last(shape, axis), _perm_last(out_st, axis), 1)
     rp = _row_passes(rows)
-    tiles = -(-n // TILE)
+    threads, items = onesweep_shape(kp, argsort or rows > 1)
+    tiles = -(-n // (threads * items))
     word = 4 if n < WORD32_LIMIT else 8
     ws = workspace_layout(kp + rp, tiles, word)["end"]
     hist_grid = max(1, min(tiles, HIST_BLOCKS_PER_SM * sms))
-    return SortPlan("onesweep", rows, L, ((), []), 1, 1, OS_THREADS, ITEMS, tiles, copy_in, copy_out, kp, rp, word,
+    return SortPlan("onesweep", rows, L, ((), []), 1, 1, threads, items, tiles, copy_in, copy_out, kp, rp, word,
                     hist_grid, ws)
 
 
@@ -220,7 +234,7 @@ def sort(x, axis: int, out=None, out_index=None, descending: bool = False) -> No
     isz = x._dtype.itemsize
     kind = key_kind(x._dtype)
     flip = _u64((1 << (8 * isz)) - 1 if descending else 0)
-    p = plan(x._shape, _est(x), axis, isz, _sm_count(dev))
+    p = plan(x._shape, _est(x), axis, isz, _sm_count(dev), argsort)
     if argsort and out is not None:  # both outputs
         if p.strategy == "onesweep" and not p.copy_out:  # one pairs sort writes both
             src = _copy_in(x, axis, True) if p.copy_in else x
@@ -290,6 +304,7 @@ def _onesweep(p: SortPlan, src, dst, x, axis, argsort, kind, flip, dev, keys_out
            (_ptr(ws + lay["hist"]), _i64(n), _i32(P), _i32(kmode), _i32(vmode), _ptr(ws + lay["offs"]),
             _ptr(ws + lay["route"])), block=THREADS)
     pairs = vmode != VALS_NONE
+    assert (p.threads, p.items) == onesweep_shape(isz, pairs), "the plan's tile is the kernel's"
     expr = f"gp_sort_onesweep<{t}, {'true' if pairs else 'false'}, {_WORD[p.word]}>"
     kout = keys_out._ptr if both else 0 if argsort else final
     vout = final if argsort else 0

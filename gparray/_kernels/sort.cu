@@ -397,6 +397,14 @@ __host__ __device__ constexpr int occupancy_scaled(int at256, int threads) {
     return threads == 256 ? at256 : ((at256 * 256 + threads / 2) / threads > 0 ? (at256 * 256 + threads / 2) / threads : 1);
 }
 
+// Threads and keys per thread of a onesweep tile (mirrored by _sort.onesweep_shape).
+template <class U, bool PAIRS>
+struct onesweep_shape {
+    static constexpr bool wide = !PAIRS && sizeof(U) == 4;
+    static constexpr int threads = wide ? GP_SORT_WIDE_THREADS : GP_SORT_OS_THREADS;
+    static constexpr int items = wide ? GP_SORT_WIDE_ITEMS : GP_SORT_ITEMS;
+};
+
 template <class U, bool PAIRS>
 struct onesweep_occupancy {
 #ifdef GP_SORT_MIN_BLOCKS  // tools/tune.py --groups sort
@@ -404,18 +412,19 @@ struct onesweep_occupancy {
 #else
     // other block sizes than 256: about the same threads per SM (384 threads: 3, 2, 1)
     static constexpr int value = occupancy_scaled(PAIRS ? (sizeof(U) > 4 ? 2 : 3) : (sizeof(U) > 4 ? 3 : 4),
-                                                  GP_SORT_OS_THREADS);
+                                                  onesweep_shape<U, PAIRS>::threads);
 #endif
 };
 
 template <class U, bool PAIRS, class W>
-__global__ void __launch_bounds__(GP_SORT_OS_THREADS, (onesweep_occupancy<U, PAIRS>::value))
+__global__ void __launch_bounds__((onesweep_shape<U, PAIRS>::threads), (onesweep_occupancy<U, PAIRS>::value))
 gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long long* vt0, long long* vt1,
                  const int* __restrict__ route, const long long* __restrict__ offs, W* look, long long n,
                  long long tiles, int pass, int kind, unsigned long long flip64, int shift, int row_pass,
                  long long seg) {
     using namespace gp::sort;
-    constexpr int T = GP_SORT_OS_THREADS, K = GP_SORT_ITEMS, TILE = GP_SORT_TILE, WSEG = 32 * K;
+    constexpr int T = onesweep_shape<U, PAIRS>::threads, K = onesweep_shape<U, PAIRS>::items, TILE = T * K,
+                  WSEG = 32 * K;
     static_assert(T >= RADIX && T % 32 == 0, "a onesweep block has a thread per bucket");
     // threads of a bucket (all of them when T == RADIX: the conditions fold away)
     const bool bucket = T == RADIX || threadIdx.x < RADIX;

@@ -31,6 +31,16 @@
                                             // tile shape with ITEMS=18; tools/tune.py --groups sort)
 #endif
 #define GP_SORT_TILE (GP_SORT_OS_THREADS * GP_SORT_ITEMS)
+// Keys-only sorts of 4-byte keys take a wider tile (CUB's shape: 384 x 18 keys, 3 blocks per
+// SM). H200, 2^26 float32: 2.29 ms against 2.45-2.66 ms for every 256 x 16 variant; 2^24
+// int32 in [0, 2^20): 0.388 ms against 0.41 ms (tools/tune.py --groups sort). Pairs and
+// 8-byte keys keep 256 x 16: their 384 x 18 tile needs more than 48 KB of static shared memory.
+#ifndef GP_SORT_WIDE_THREADS
+#define GP_SORT_WIDE_THREADS 384
+#endif
+#ifndef GP_SORT_WIDE_ITEMS
+#define GP_SORT_WIDE_ITEMS 18
+#endif
 #define GP_SORT_BITS 8         // bits per digit
 #define GP_SORT_RADIX 256      // buckets per digit
 #define GP_SORT_MAX_PASSES 16  // up to 8 key digits + up to 8 row-id digits
