@@ -23,6 +23,7 @@ REAL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", 
         "float16", "float32", "float64"]
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 SIZES = [1, 2, 3, 16, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097, 8191, 8192, 8193,
+         6911, 6912, 6913, 13824, 13825,  # the wide tile (384 x 18 keys: keys-only sorts of 4-byte keys)
          2**16 - 1, 2**16, 2**16 + 1, 2**20 + 3]
 
 
@@ -67,7 +68,7 @@ def test_sizes_around_tile_and_digit_boundaries(n, dtype):
     a = data(dtype, (n,), n)
     x = xp.asarray(a)
     check(x, a)
-    if n in (33, 4097, 8193, 2**16 + 1):
+    if n in (33, 4097, 6913, 8193, 13825, 2**16 + 1):
         check(x, a, descending=True)
 
 
