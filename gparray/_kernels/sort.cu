@@ -87,7 +87,7 @@ struct rank_smem {
 #ifndef GP_SORT_EARLY_PUBLISH
 #define GP_SORT_EARLY_PUBLISH 0  // 1: a onesweep tile counts its buckets (shared counters) and publishes
                                  // them before ranking, as CUB's onesweep does (tools/tune.py --groups
-                                 // sort, TUNE_SORT="EARLY_PUBLISH=0;EARLY_PUBLISH=1"); not measured yet
+                                 // sort, TUNE_SORT="EARLY_PUBLISH=0;EARLY_PUBLISH=1"); slower on an H200 (README)
 #endif
 
 #ifndef GP_SORT_PACK_RANKS
@@ -98,17 +98,17 @@ struct rank_smem {
 
 #ifndef GP_SORT_ROUTE_ONE_LOAD
 #define GP_SORT_ROUTE_ONE_LOAD 0  // 1: a onesweep pass reads its route row in one round trip (tools/tune.py
-                                  // --groups sort, TUNE_SORT="ROUTE_ONE_LOAD=1"); not measured yet
+                                  // --groups sort, TUNE_SORT="ROUTE_ONE_LOAD=1"); no faster on an H200 (README)
 #endif
 
 #ifndef GP_SORT_OFFS_EARLY
 #define GP_SORT_OFFS_EARLY 0  // 1: a onesweep pass loads its buckets' global starts before the look-back
-                              // (tools/tune.py --groups sort, TUNE_SORT="OFFS_EARLY=1"); not measured yet
+                              // (tools/tune.py --groups sort, TUNE_SORT="OFFS_EARLY=1"); no faster on an H200 (README)
 #endif
 
 #ifndef GP_SORT_LOOKBACK_BATCH
 #define GP_SORT_LOOKBACK_BATCH 1  // status words a onesweep look-back loads at once (tools/tune.py --groups
-                                  // sort, TUNE_SORT="LOOKBACK_BATCH=4"); above 1 not measured yet
+                                  // sort, TUNE_SORT="LOOKBACK_BATCH=4"); 4 was slower on an H200 (README)
 #endif
 
 #ifndef GP_SORT_RANK_MODE
