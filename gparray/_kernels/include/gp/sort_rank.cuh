@@ -1,0 +1,203 @@
+// Tile ranking and look-back primitives of the sort family (gparray/_kernels/sort.cu): the
+// look-back status words and their relaxed loads/stores, the warp-level multisplit that ranks
+// a tile's digits (rank_in_warps), the per-bucket counts and starts across a block's warps,
+// the histogram's digit counter, and the route's buffer pick.
+#pragma once
+#include "types.cuh"
+#include "sort.cuh"
+
+namespace gp {
+namespace sort {
+
+constexpr int RADIX = GP_SORT_RADIX;
+constexpr unsigned FULL = 0xffffffffu;
+
+template <class W>
+struct word {
+    static constexpr int SHIFT = 8 * sizeof(W) - 2;
+    static constexpr W AGG = W(1) << SHIFT;
+    static constexpr W INC = W(2) << SHIFT;
+    static constexpr W COUNT = (W(1) << SHIFT) - 1;
+};
+
+__device__ __forceinline__ void st_relaxed(unsigned int* p, unsigned int v) {
+    asm volatile("st.relaxed.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void st_relaxed(unsigned long long* p, unsigned long long v) {
+    asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ unsigned int ld_relaxed(const unsigned int* p) {
+    unsigned int v;
+    asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ unsigned long long ld_relaxed(const unsigned long long* p) {
+    unsigned long long v;
+    asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+template <class U>
+__device__ __forceinline__ U shfl_xor(U v, int m) {
+    if constexpr (sizeof(U) < 4) {
+        return static_cast<U>(__shfl_xor_sync(FULL, static_cast<unsigned int>(v), m));
+    } else {
+        return __shfl_xor_sync(FULL, v, m);
+    }
+}
+
+// Shared memory of the tile ranking: per-warp bucket counters (then their exclusive prefix
+// across warps), bucket counts and starts, the warp sums of the block scan. The per-warp
+// match words (bit l of match[w * RADIX + d]: lane l holds digit d) are the caller's
+// WARPS * RADIX words of shared memory, free while the ranking runs (the onesweep pass lends
+// its tile buffer).
+template <int THREADS>
+struct rank_smem {
+    static constexpr int WARPS = THREADS / 32;
+    unsigned short whist[WARPS][RADIX];
+    unsigned int start[RADIX];
+    unsigned int wsum[WARPS];
+};
+
+#ifndef GP_SORT_RANK_MODE
+#define GP_SORT_RANK_MODE 0  // how lanes holding one digit find each other: 0 shared atomicOr on
+                             // match words, 1 __match_any_sync, 2 one ballot per digit bit
+                             // (tools/tune.py --groups sort)
+#endif
+
+// Step 1: the stable rank of every item among the items of its warp with the same digit,
+// and the warp's bucket counts (in s.whist). Items are warp-striped: item k of lane l of
+// warp w is tile element w * 32 * ITEMS + 32 k + l; every item counts (the caller gives the
+// items past the end of its data digit RADIX - 1: they are last in the tile and stay last).
+// The lanes sharing a digit find each other with one shared atomicOr each (every lane sets
+// its bit in its digit's match word and reads the word back), far fewer instructions than
+// one ballot per digit bit; the highest such lane (the leader) advances the warp's counter
+// and clears the word.
+// PACK: the rank goes into bits 16.. of dig[k] (whose digit stays in bits 0..7) instead of
+// rank[k], so digits and ranks share registers (the onesweep pass, GP_SORT_PACK_RANKS).
+template <int THREADS, int ITEMS, bool PACK = false>
+__device__ __forceinline__ void rank_in_warps(unsigned int (&dig)[ITEMS], unsigned short (&rank)[ITEMS],
+                                              rank_smem<THREADS>& s, unsigned int* match) {
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    unsigned short* h = s.whist[w];
+    unsigned int* mt = match + w * RADIX;
+#pragma unroll
+    for (int i = lane; i < RADIX; i += 32) {
+        h[i] = 0;
+        mt[i] = 0u;
+    }
+    __syncwarp();
+    const unsigned int me = 1u << lane, below = me - 1u;
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        const unsigned int d = dig[k];   // (PACK: no rank in it yet)
+#if GP_SORT_RANK_MODE == 1
+        const unsigned int peers = __match_any_sync(FULL, d);
+#elif GP_SORT_RANK_MODE == 2
+        unsigned int peers = FULL;
+#pragma unroll
+        for (int bit = 0; bit < GP_SORT_BITS; ++bit) {
+            const unsigned int on = __ballot_sync(FULL, (d >> bit) & 1u);
+            peers &= ((d >> bit) & 1u) ? on : ~on;
+        }
+#else
+        atomicOr(mt + d, me);
+        __syncwarp();
+        const unsigned int peers = mt[d];
+#endif
+        const int leader = 31 - __clz(peers);
+        __syncwarp();  // every lane has its word before the leader clears it
+        unsigned int old = 0;
+        if (lane == leader) {
+            if (GP_SORT_RANK_MODE == 0) mt[d] = 0u;
+            old = h[d];
+            h[d] = static_cast<unsigned short>(old + __popc(peers));
+        }
+        old = __shfl_sync(FULL, old, leader);
+        if constexpr (PACK) {
+            dig[k] = d | ((old + __popc(peers & below)) << 16);
+        } else {
+            rank[k] = static_cast<unsigned short>(old + __popc(peers & below));
+        }
+        __syncwarp();
+    }
+}
+
+// Step 2 (after a __syncthreads): for the DPT = RADIX / THREADS buckets b = DPT * t + j of
+// this thread, the tile's count (returned) and, in s.whist[w][b], the count of the warps
+// before w (exclusive prefix across warps).
+// Blocks of more than RADIX threads: thread t < RADIX owns bucket t, the others none (count 0).
+__host__ __device__ constexpr int per_thread(int threads) { return threads > RADIX ? 1 : RADIX / threads; }
+
+template <int THREADS>
+__device__ __forceinline__ void bucket_counts(rank_smem<THREADS>& s, unsigned int (&cnt)[per_thread(THREADS)]) {
+    constexpr int DPT = per_thread(THREADS);
+    if constexpr (THREADS > RADIX) {
+        if (threadIdx.x >= RADIX) {
+            cnt[0] = 0u;
+            return;
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < DPT; ++j) {
+        const int b = DPT * threadIdx.x + j;
+        unsigned int run = 0;
+#pragma unroll
+        for (int w = 0; w < rank_smem<THREADS>::WARPS; ++w) {
+            const unsigned int c = s.whist[w][b];
+            s.whist[w][b] = static_cast<unsigned short>(run);
+            run += c;
+        }
+        cnt[j] = run;
+    }
+}
+
+// Step 3: exclusive starts of the buckets in the tile, into s.start (every thread calls it;
+// ends with a __syncthreads).
+template <int THREADS>
+__device__ __forceinline__ void bucket_starts(rank_smem<THREADS>& s,
+                                              const unsigned int (&cnt)[per_thread(THREADS)]) {
+    constexpr int DPT = per_thread(THREADS);
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    unsigned int tot = 0;
+#pragma unroll
+    for (int j = 0; j < DPT; ++j) tot += cnt[j];
+    unsigned int inc = tot;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const unsigned int u = __shfl_up_sync(FULL, inc, o);
+        if (lane >= o) inc += u;
+    }
+    if (lane == 31) s.wsum[w] = inc;
+    __syncthreads();
+    unsigned int run = inc - tot;
+    for (int i = 0; i < w; ++i) run += s.wsum[i];
+    if (THREADS <= RADIX || threadIdx.x < RADIX) {
+#pragma unroll
+        for (int j = 0; j < DPT; ++j) {
+            s.start[DPT * threadIdx.x + j] = run;
+            run += cnt[j];
+        }
+    }
+    __syncthreads();
+}
+
+// Count digit d (when ok) into the shared histogram h; the whole warp calls it. A warp whose
+// 32 lanes all hold the same digit (constant high digits, row ids, sorted runs) adds 32 with
+// one atomic; otherwise one shared atomic per lane (random digits rarely collide).
+__device__ __forceinline__ void count_digit(unsigned int* h, unsigned int d, bool ok) {
+    const unsigned int d0 = __shfl_sync(FULL, d, 0);
+    if (__all_sync(FULL, ok && d == d0)) {
+        if ((threadIdx.x & 31) == 0) atomicAdd(h + d0, 32u);
+    } else if (ok) {
+        atomicAdd(h + d, 1u);
+    }
+}
+
+template <class T>
+__device__ __forceinline__ T* pick(int id, T* in, T* out, T* t0, T* t1) {
+    return id == BUF_IN ? in : id == BUF_OUT ? out : id == BUF_T0 ? t0 : id == BUF_T1 ? t1 : nullptr;
+}
+
+}  // namespace sort
+}  // namespace gp
