@@ -146,7 +146,7 @@ def test_header_constants_match_the_engine():
     assert int(defs["GP_SORT_MAX_PASSES"]) == _sort.MAX_PASSES and int(defs["GP_SORT_ROUTE"]) == _sort.ROUTE_INTS
     assert _sort.THREADS == _sort.RADIX  # one look-back thread per bucket
     assert defs["GP_SORT_OS_THREADS"] == "GP_SORT_THREADS" and _sort.OS_THREADS == _sort.THREADS
-    assert _sort.TILE == _sort.OS_THREADS * _sort.ITEMS
+    assert _sort.onesweep_shape(8, False) == (_sort.OS_THREADS, _sort.ITEMS)
     assert int(defs["GP_SORT_WIDE_THREADS"]) == _sort.WIDE_THREADS and int(defs["GP_SORT_WIDE_ITEMS"]) == _sort.WIDE_ITEMS
     for name, value in [("KIND_UNSIGNED", 0), ("KIND_SIGNED", 1), ("KIND_FLOAT", 2)]:
         assert re.search(rf"{name} = {value}\b", text) and getattr(_sort, name) == value
@@ -694,10 +694,9 @@ def test_keys_and_indices_in_one_sort_on_the_emulated_device(emu, shape, axis, d
 def test_engine_plans_other_onesweep_block_shapes(emu, monkeypatch, threads, items):
     """GP_SORT_OS_THREADS / GP_SORT_ITEMS swept by tools/tune.py: the engine's tiles, grid,
     look-back regions and launch block follow OS_THREADS * ITEMS (the emulated kernels
-    check them against _sort.TILE and _sort.OS_THREADS)."""
+    check them against _sort.onesweep_shape)."""
     monkeypatch.setattr(_sort, "OS_THREADS", threads)
     monkeypatch.setattr(_sort, "ITEMS", items)
-    monkeypatch.setattr(_sort, "TILE", threads * items)
     a = _data("float32", (3, 9000), 5)
     x = emu.upload(a)
     p = _sort.plan(a.shape, tuple(s // 4 for s in a.strides), 1, 4)

@@ -310,7 +310,7 @@ def group_sort(repeat):
         tag = " ".join(f"{k.lower()}={x}" for k, x in v.items())
         _compile.OPTIONS = base_opts + tuple(f"-DGP_SORT_{k}={x}" for k, x in v.items())
         items, threads = v.get("ITEMS", d_items), v.get("OS_THREADS", d_threads)
-        _sort.ITEMS, _sort.OS_THREADS, _sort.TILE = items, threads, threads * items
+        _sort.ITEMS, _sort.OS_THREADS = items, threads
         _sort.WIDE_THREADS, _sort.WIDE_ITEMS = v.get("WIDE_THREADS", d_wide[0]), v.get("WIDE_ITEMS", d_wide[1])
         _registry.clear_memo()
         _launch._kernels.clear()
@@ -327,7 +327,7 @@ def group_sort(repeat):
             except Exception as exc:
                 print(f"variant {tag} {case} failed: {str(exc)[:160]}", flush=True)
     _compile.OPTIONS = base_opts
-    _sort.ITEMS, _sort.OS_THREADS, _sort.TILE = d_items, d_threads, d_threads * d_items
+    _sort.ITEMS, _sort.OS_THREADS = d_items, d_threads
     _sort.WIDE_THREADS, _sort.WIDE_ITEMS = d_wide
     _registry.clear_memo()
     _launch._kernels.clear()

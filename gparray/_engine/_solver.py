@@ -255,16 +255,14 @@ def inv_small(dtype: str, n: int, x: int, count: int, sb: int, s0: int, s1: int,
     count - b, status[1] their number (``gparray.linalg._errors.check_status``)."""
     if count == 0:
         return
-    name = small_name(dtype, n)
-    k = _launch._kernels.get((dev, SMALL_FAMILY, name))
-    if k is None:   # the first launch types the arguments (later ones pass Python ints)
-        k = _launch.kernel(SMALL_FAMILY, name, dev, (np.uint64(0),) * 3 + (np.int64(0),) * 4)
+    k = _launch.kernel(SMALL_FAMILY, small_name(dtype, n), dev, _SMALL_PROTO)   # (typed once: ints later)
     with _backend.on_device(dev), _faults.checked("inv"):
         _launch.run(k, dev, (count + INV_SMALL_THREADS - 1) // INV_SMALL_THREADS,
                     (out, x, status, count, sb, s0, s1), 0, INV_SMALL_THREADS)
 
 
 _small_names: dict = {}
+_SMALL_PROTO = (np.uint64(0),) * 3 + (np.int64(0),) * 4   # gp_inv_small's argument types
 
 
 def small_name(dtype: str, n: int) -> str:

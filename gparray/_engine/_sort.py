@@ -42,7 +42,6 @@ FAMILY = "sort"
 THREADS = 256                      # GP_SORT_THREADS (histogram and prepare blocks: one per bucket)
 OS_THREADS = THREADS               # GP_SORT_OS_THREADS (onesweep blocks: THREADS or more)
 ITEMS = 16                         # GP_SORT_ITEMS
-TILE = OS_THREADS * ITEMS          # GP_SORT_TILE
 WIDE_THREADS = 384                 # GP_SORT_WIDE_THREADS (keys-only onesweeps of 4-byte keys)
 WIDE_ITEMS = 18                    # GP_SORT_WIDE_ITEMS
 BITS = 8                           # GP_SORT_BITS

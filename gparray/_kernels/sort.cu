@@ -10,7 +10,7 @@
 //                      digit is constant (then the pass is skipped), and the route table
 //                      (which buffers each active pass reads and writes)
 //   gp_sort_onesweep   one launch per digit (Adinets & Merrill's onesweep): a block ranks
-//                      its tile of GP_SORT_TILE keys in shared memory (warp-level multisplit:
+//                      its tile (onesweep_shape) of keys in shared memory (warp-level multisplit:
 //                      8 ballots give the lanes holding the same digit, per-warp bucket
 //                      counters give the rank), publishes its bucket counts, gets each
 //                      bucket's global start by a decoupled look-back over the tiles before

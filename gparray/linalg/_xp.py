@@ -12,9 +12,9 @@ from __future__ import annotations
 from .. import _dtypes as _dt
 from .._array import Array, _copy, _empty, _to_host
 from .._creation import arange as _arange, astype, eye as _eye, tril, triu  # noqa: F401
+from .._creation import tri_copy as _tri_copy, tri_mask_inplace as _tri_mask_inplace
 from .._elementwise_funcs import abs, conj, log, sign  # noqa: F401,A004
 from .._linear_algebra import matmul  # noqa: F401
-from .._creation import tri_copy as _tri_copy, tri_mask_inplace as _tri_mask_inplace
 from .._transfer import memset0 as _memset0
 from .._manipulation import broadcast_to, expand_dims, reshape  # noqa: F401
 from .._searching import count_nonzero, where  # noqa: F401

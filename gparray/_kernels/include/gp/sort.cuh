@@ -30,7 +30,6 @@
 #define GP_SORT_OS_THREADS GP_SORT_THREADS  // threads of a onesweep block: RADIX, or more (384: CUB's
                                             // tile shape with ITEMS=18; tools/tune.py --groups sort)
 #endif
-#define GP_SORT_TILE (GP_SORT_OS_THREADS * GP_SORT_ITEMS)
 // Keys-only sorts of 4-byte keys take a wider tile (CUB's shape: 384 x 18 keys, 3 blocks per
 // SM). H200, 2^26 float32: 2.29 ms against 2.45-2.66 ms for every 256 x 16 variant; 2^24
 // int32 in [0, 2^20): 0.388 ms against 0.41 ms (tools/tune.py --groups sort). Pairs and
