@@ -280,21 +280,39 @@ def test_plan_strategies(shape, axis, strategy, extra):
     assert p.key_passes == 4
 
 
-def test_onesweep_tile_shapes():
-    # keys-only sorts of 4-byte keys: the wide tile; pairs (argsort, several rows) and other
-    # key sizes: OS_THREADS x ITEMS
+def test_onesweep_tile_shapes(monkeypatch):
+    # 4-byte keys alone or with 32-bit values (fewer than 2^32 elements): the wide tile; 64-bit
+    # values, other key sizes: OS_THREADS x ITEMS
     wide, narrow = (_sort.WIDE_THREADS, _sort.WIDE_ITEMS), (_sort.OS_THREADS, _sort.ITEMS)
-    assert wide == (384, 18) and narrow == (256, 16)
-    for isz, argsort, shape, want in [(4, False, (1 << 20,), wide), (4, True, (1 << 20,), narrow),
-                                      (4, False, (2, 1 << 19), narrow), (8, False, (1 << 20,), narrow),
-                                      (2, False, (1 << 20,), narrow), (1, False, (1 << 20,), narrow)]:
+    assert wide == (384, 18) and narrow == (256, 16) and _sort.WIDE_PAIRS
+    cases = [(4, False, (1 << 20,), wide), (4, True, (1 << 20,), wide), (4, False, (2, 1 << 19), wide),
+             (8, False, (1 << 20,), narrow), (8, True, (1 << 20,), narrow), (2, False, (1 << 20,), narrow),
+             (1, True, (1 << 20,), narrow)]
+    for isz, argsort, shape, want in cases:
         p = _sort.plan(shape, _shapes.c_strides(shape), len(shape) - 1, isz, argsort=argsort)
         assert (p.threads, p.items) == want == _sort.onesweep_shape(isz, argsort or len(shape) > 1)
-        assert p.grid == -(-_shapes.prod(shape) // (want[0] * want[1]))
+        assert p.grid == -(-_shapes.prod(shape) // (want[0] * want[1])) and p.vbytes == 4
+    # 2^32 elements: indices need 64-bit values between passes, and the pairs the narrow tile
+    big = _sort.plan((1 << 32,), (1,), 0, 4, argsort=True)
+    assert big.vbytes == 8 and (big.threads, big.items) == narrow
+    assert _sort.plan(((1 << 32) - 1,), (1,), 0, 4, argsort=True).vbytes == 4
+    assert (_sort.plan((1 << 32,), (1,), 0, 4).threads, _sort.temporaries(big, 4, True)["v0"]) == (384, 8 << 32)
+    monkeypatch.setattr(_sort, "WIDE_PAIRS", False)
+    assert _sort.onesweep_shape(4, True, 4) == narrow and _sort.onesweep_shape(4, False, 4) == wide
 
 
-def test_wide_and_narrow_tiles_on_the_emulated_device(emu):
-    # 20000 keys: two whole wide tiles and a partial one; the argsort runs the 256 x 16 tile
+def test_32_bit_values_halve_the_index_temporaries():
+    p = _sort.plan((1 << 20,), (1,), 0, 4, argsort=True)
+    t = _sort.temporaries(p, 4, True)
+    assert p.vbytes == 4 and t["v0"] == 4 << 20 and "v1" not in t      # the output (int64) is the other buffer
+    p = _sort.plan((300, 5000), (5000, 1), 1, 8)                       # rows carried as values
+    t = _sort.temporaries(p, 8, False)
+    assert t["v0"] == t["v1"] == 4 * 300 * 5000
+
+
+def test_wide_tiles_on_the_emulated_device(emu):
+    # 20000 keys: two whole wide tiles and a partial one, sorted alone and as (key, 32-bit
+    # index) pairs
     from _fakes import FakeArray
 
     a = _data("float32", (20000,), 3)
@@ -305,7 +323,7 @@ def test_wide_and_narrow_tiles_on_the_emulated_device(emu):
     _sort.sort(x, 0, None, idx, False)
     assert np.array_equal(emu.download(out).view(np.uint32), np.ascontiguousarray(_expected(a, 0, False, False)).view(np.uint32))
     assert np.array_equal(emu.download(idx), _expected(a, 0, False, True))
-    assert emu.shapes == {(384, 18, False), (256, 16, True)}
+    assert emu.shapes == {(384, 18, False), (384, 18, True)} and emu.values == {0, 4}
 
 
 def test_plan_thresholds_and_words():
@@ -359,7 +377,10 @@ def test_instance_list():
     ex = _sort.instances()
     assert len(ex) == len(set(ex))
     for t in _sort.STORAGE.values():
-        assert f"gp_sort_onesweep<{t}, true, unsigned long long>" in ex
+        for w in ("unsigned int", "unsigned long long"):
+            assert f"gp_sort_onesweep<{t}, false, {w}, unsigned int>" in ex
+            for v in ("unsigned int", "long long"):
+                assert f"gp_sort_onesweep<{t}, true, {w}, {v}>" in ex
         for th, k in _sort.BLOCK_SHAPES:
             assert f"gp_sort_block<{t}, true, {th}, {k}>" in ex
 
@@ -428,6 +449,7 @@ class Emu:
         self.top = 1 << 12
         self.launches = []
         self.shapes = set()   # (threads, items, pairs) of the onesweep launches
+        self.values = set()   # bytes per value between passes (0: keys alone)
 
     def alloc(self, nbytes, dev=0, stream=None):
         b = _Blk(self.top)
@@ -510,10 +532,14 @@ class Emu:
     def onesweep(self, env, grid, block, kin, kout, kt0, kt1, vout, vt0, vt1, route, offs, look, n, tiles, ps,
                  kind, flip, shift, row_pass, seg):
         U, pairs, W = _CT[env["U"]], env["PAIRS"] == "true", env["W"]
+        V = {"unsigned int": np.uint32, "long long": np.int64}[env["V"]]   # values between passes
         wsz = 4 if W == "unsigned int" else 8
-        threads, items = _sort.onesweep_shape(np.dtype(U).itemsize, pairs)
+        threads, items = _sort.onesweep_shape(np.dtype(U).itemsize, pairs, np.dtype(V).itemsize)
         assert grid == tiles == -(-n // (threads * items)) and block == threads
+        assert pairs or V is np.uint32, "keys alone: one instance"
+        assert V is np.int64 or n < 1 << 32
         self.shapes.add((threads, items, pairs))
+        self.values.add(np.dtype(V).itemsize if pairs else 0)
         region = tiles * 256 * wsz
         cur, nxt = look + (ps % 2) * region, look + ((ps + 1) % 2) * region
         assert not self.mem[cur:cur + region].any(), "look-back region not zeroed before its pass"
@@ -526,7 +552,7 @@ class Emu:
         vals_at = {_sort.BUF_OUT: vout, _sort.BUF_T0: vt0, _sort.BUF_T1: vt1}
         k = self.get(kin if rt[1] == _sort.BUF_IN else keys_at[rt[1]], U, np.arange(n))
         if pairs:
-            v = np.arange(n) if rt[3] == _sort.BUF_IN else self.get(vals_at[rt[3]], np.int64, np.arange(n))
+            v = np.arange(n) if rt[3] == _sort.BUF_IN else self.get(vals_at[rt[3]], V, np.arange(n)).astype(np.int64)
         else:
             assert rt[3] == rt[4] == _sort.BUF_NONE and not row_pass
         if row_pass:
@@ -541,7 +567,8 @@ class Emu:
         if rt[2] != _sort.BUF_NONE:
             self.put(keys_at[rt[2]], U, pos, k)
         if pairs and rt[4] != _sort.BUF_NONE:
-            self.put(vals_at[rt[4]], np.int64, pos, v % seg if rt[5] == rt[6] - 1 and seg > 0 else v)
+            last = rt[5] == rt[6] - 1   # the last active pass writes int64 (the output)
+            self.put(vals_at[rt[4]], np.int64 if last else V, pos, v % seg if last and seg > 0 else v)
 
     def _rows(self, lines, rows):
         v = lines["v"]
@@ -660,7 +687,7 @@ def test_constant_digits_are_skipped_on_the_emulated_device(emu):
     out = FakeArray(a.shape, "int64", ptr=emu.alloc(a.nbytes).ptr)
     _sort.sort(x, 0, out, None, False)
     assert np.array_equal(emu.download(out), np.sort(a))
-    assert emu.launches.count("gp_sort_onesweep<gp::uint64, false, unsigned int>") == 8   # launched, 6 exit at once
+    assert emu.launches.count("gp_sort_onesweep<gp::uint64, false, unsigned int, unsigned int>") == 8   # launched, 6 exit at once
     out2 = FakeArray((9000,), "int64", ptr=emu.alloc(9000 * 8).ptr)
     x2 = emu.upload(np.full(9000, 5, np.int32))                  # every digit constant: one stable copy pass
     _sort.sort(x2, 0, None, out2, True)
@@ -694,7 +721,9 @@ def test_keys_and_indices_in_one_sort_on_the_emulated_device(emu, shape, axis, d
 def test_engine_plans_other_onesweep_block_shapes(emu, monkeypatch, threads, items):
     """GP_SORT_OS_THREADS / GP_SORT_ITEMS swept by tools/tune.py: the engine's tiles, grid,
     look-back regions and launch block follow OS_THREADS * ITEMS (the emulated kernels
-    check them against _sort.onesweep_shape)."""
+    check them against _sort.onesweep_shape). (3, 9000) float32 carries 32-bit row values:
+    with WIDE_PAIRS off it takes OS_THREADS x ITEMS."""
+    monkeypatch.setattr(_sort, "WIDE_PAIRS", False)
     monkeypatch.setattr(_sort, "OS_THREADS", threads)
     monkeypatch.setattr(_sort, "ITEMS", items)
     a = _data("float32", (3, 9000), 5)

@@ -3,9 +3,10 @@
 Every real dtype with duplicates, NaN (both signs, payloads), +-inf, -0.0 next to 0.0
 (argsort keeps their input order; sort returns the input's exact bits), all-equal keys,
 sorted and reverse-sorted input; empty and 0-d arrays; sizes around every tile and digit
-boundary (the warp/block thresholds 32/256/1024/4096, the 4096-key onesweep tile, 2**16 +-1,
-2**20 + 3); every axis of 3-D arrays; transposed and negative-stride inputs; many short rows
-and few long rows (rows folded into the key); 2**24 keys once; OutOfMemoryError without
+boundary (the warp/block thresholds 32/256/1024/4096, the 4096- and 6912-key onesweep tiles,
+2**16 +-1, 2**20 + 3); indices carried as 32- and (forced) 64-bit values between passes;
+every axis of 3-D arrays; transposed and negative-stride inputs; many short rows and few
+long rows (rows folded into the key); 2**24 keys once; OutOfMemoryError without
 half-state. Descending is the spec's stable descending order (equal elements in input order,
 NaNs first), as array-api-strict computes it.
 
@@ -125,6 +126,22 @@ def test_many_short_rows_and_few_long_rows(shape):
         check(xp.asarray(a), a, axis=1)
     check(xp.asarray(a), a, axis=1, descending=True)
     check(xp.asarray(a), a, axis=0)
+
+
+@pytest.mark.parametrize("shape", [(20000,), (3, 9000), (2, 2**17 + 1)])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "uint8"])
+def test_64_bit_values_between_passes(monkeypatch, shape, dtype):
+    """Device-wide sorts of 2^32 elements or more carry their indices as int64 between passes
+    (the 256 x 16 tile for 4-byte keys): that path forced on small inputs."""
+    from gparray._engine import _sort
+
+    monkeypatch.setattr(_sort, "VALUE32_LIMIT", 0)
+    st = (1,) if len(shape) == 1 else (shape[1], 1)
+    p = _sort.plan(shape, st, len(shape) - 1, 4, argsort=True)
+    assert p.strategy == "onesweep" and p.vbytes == 8 and p.threads == _sort.OS_THREADS
+    a = data(dtype, shape, 4)
+    check(xp.asarray(a), a)
+    check(xp.asarray(a), a, descending=True)
 
 
 @pytest.mark.parametrize("shape", [(0,), (3, 0), (0, 5), (2, 0, 4)])

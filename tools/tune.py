@@ -289,8 +289,8 @@ def _sort_variants():
 def group_sort(repeat):
     """The onesweep sort of 2^26 float32 (keys), its argsort (pairs) and the sort of 2^24
     int32 in [0, 2^20) per variant of the sort family's compile-time constants (GP_SORT_ITEMS,
-    GP_SORT_OS_THREADS: pairs and 8-byte keys; GP_SORT_WIDE_THREADS, GP_SORT_WIDE_ITEMS: keys-only
-    sorts of 4-byte keys; GP_SORT_MIN_BLOCKS, GP_SORT_HIST_ITEMS, GP_SORT_HIST_SPREAD), against CuPy's sort /
+    GP_SORT_OS_THREADS: 8-byte keys, 64-bit values; GP_SORT_WIDE_THREADS, GP_SORT_WIDE_ITEMS:
+    4-byte keys alone or, with GP_SORT_WIDE_PAIRS=1, with 32-bit values; GP_SORT_MIN_BLOCKS, GP_SORT_HIST_ITEMS, GP_SORT_HIST_SPREAD), against CuPy's sort /
     argsort (CUB) in the same run ("torch" column)."""
     import cupy as cp
     import gparray as xp
@@ -305,13 +305,14 @@ def group_sort(repeat):
     ref_arg = timeit(lambda: cp.argsort(a_cp), repeat=repeat)
     ref_u = timeit(lambda: cp.sort(u_cp), repeat=repeat)
     base_opts, d_items, d_threads = _compile.OPTIONS, _sort.ITEMS, _sort.OS_THREADS
-    d_wide = _sort.WIDE_THREADS, _sort.WIDE_ITEMS
+    d_wide = _sort.WIDE_THREADS, _sort.WIDE_ITEMS, _sort.WIDE_PAIRS
     for v in _sort_variants():
         tag = " ".join(f"{k.lower()}={x}" for k, x in v.items())
         _compile.OPTIONS = base_opts + tuple(f"-DGP_SORT_{k}={x}" for k, x in v.items())
         items, threads = v.get("ITEMS", d_items), v.get("OS_THREADS", d_threads)
         _sort.ITEMS, _sort.OS_THREADS = items, threads
         _sort.WIDE_THREADS, _sort.WIDE_ITEMS = v.get("WIDE_THREADS", d_wide[0]), v.get("WIDE_ITEMS", d_wide[1])
+        _sort.WIDE_PAIRS = bool(v.get("WIDE_PAIRS", d_wide[2]))
         _registry.clear_memo()
         _launch._kernels.clear()
         cases = (("sort f32 2^26", lambda: xp.sort(a), lambda r: (cp.from_dlpack(r) == want).all(), ref, 8 * n),
@@ -328,7 +329,7 @@ def group_sort(repeat):
                 print(f"variant {tag} {case} failed: {str(exc)[:160]}", flush=True)
     _compile.OPTIONS = base_opts
     _sort.ITEMS, _sort.OS_THREADS = d_items, d_threads
-    _sort.WIDE_THREADS, _sort.WIDE_ITEMS = d_wide
+    _sort.WIDE_THREADS, _sort.WIDE_ITEMS, _sort.WIDE_PAIRS = d_wide
     _registry.clear_memo()
     _launch._kernels.clear()
 

@@ -44,6 +44,8 @@ OS_THREADS = THREADS               # GP_SORT_OS_THREADS (onesweep blocks: THREAD
 ITEMS = 16                         # GP_SORT_ITEMS
 WIDE_THREADS = 384                 # GP_SORT_WIDE_THREADS (keys-only onesweeps of 4-byte keys)
 WIDE_ITEMS = 18                    # GP_SORT_WIDE_ITEMS
+WIDE_PAIRS = True                  # GP_SORT_WIDE_PAIRS (pairs with 32-bit values take the wide tile too)
+VALUE32_LIMIT = 1 << 32            # device-wide sorts of fewer elements carry 32-bit values between passes
 BITS = 8                           # GP_SORT_BITS
 RADIX = 1 << BITS                  # GP_SORT_RADIX
 MAX_PASSES = 16                    # GP_SORT_MAX_PASSES
@@ -63,6 +65,7 @@ VALS_NONE, VALS_FINAL, VALS_CARRY = 0, 1, 2
 
 STORAGE = {1: "gp::uint8", 2: "gp::uint16", 4: "gp::uint32", 8: "gp::uint64"}
 _WORD = {4: "unsigned int", 8: "unsigned long long"}
+_VALUE = {4: "unsigned int", 8: "long long"}   # values between onesweep passes (V)
 
 _ptr = np.uint64
 _i32 = np.int32
@@ -101,6 +104,7 @@ class SortPlan(NamedTuple):
     word: int            # onesweep: bytes per look-back status word
     hist_grid: int       # onesweep: blocks of the histogram pass
     workspace: int       # onesweep: bytes of the histogram/offsets/route/look-back block
+    vbytes: int = 4      # onesweep: bytes per value between passes (8 when an index needs 2^32 or more)
 
 
 def _row_passes(rows: int) -> int:
@@ -122,10 +126,11 @@ def _perm_last(seq, axis):
     return tuple(seq[:axis]) + tuple(seq[axis + 1:]) + (seq[axis],)
 
 
-def onesweep_shape(itemsize: int, pairs: bool) -> tuple:
+def onesweep_shape(itemsize: int, pairs: bool, vbytes: int = 4) -> tuple:
     """(threads, keys per thread) of a onesweep tile (gp_sort_onesweep's onesweep_shape):
-    keys-only sorts of 4-byte keys take the wide tile, the others OS_THREADS x ITEMS."""
-    if not pairs and itemsize == 4:
+    4-byte keys alone or (WIDE_PAIRS) with 32-bit values take the wide tile, the others
+    OS_THREADS x ITEMS."""
+    if itemsize == 4 and (not pairs or (WIDE_PAIRS and vbytes == 4)):
         return WIDE_THREADS, WIDE_ITEMS
     return OS_THREADS, ITEMS
 
@@ -162,13 +167,14 @@ def plan(shape: tuple, strides: tuple, axis: int, itemsize: int, sms: int = DEFA
     copy_in = not _shapes.is_c_contiguous(_perm_last(shape, axis), _perm_last(strides, axis), 1)
     copy_out = not _shapes.is_c_contiguous(_perm_last(shape, axis), _perm_last(out_st, axis), 1)
     rp = _row_passes(rows)
-    threads, items = onesweep_shape(kp, argsort or rows > 1)
+    vbytes = 4 if n < VALUE32_LIMIT else 8
+    threads, items = onesweep_shape(kp, argsort or rows > 1, vbytes)
     tiles = -(-n // (threads * items))
     word = 4 if n < WORD32_LIMIT else 8
     ws = workspace_layout(kp + rp, tiles, word)["end"]
     hist_grid = max(1, min(tiles, HIST_BLOCKS_PER_SM * sms))
     return SortPlan("onesweep", rows, L, ((), []), 1, 1, threads, items, tiles, copy_in, copy_out, kp, rp, word,
-                    hist_grid, ws)
+                    hist_grid, ws, vbytes)
 
 
 def modes(rows: int, argsort: bool, keys: bool = False) -> tuple:
@@ -198,9 +204,9 @@ def temporaries(p: SortPlan, itemsize: int, argsort: bool, keys: bool = False) -
     if P >= 3 and kmode == KEYS_DROP:
         t["k1"] = n * itemsize
     if vmode != VALS_NONE and P >= 2:
-        t["v0"] = n * 8
+        t["v0"] = n * p.vbytes
     if vmode == VALS_CARRY and P >= 3:
-        t["v1"] = n * 8
+        t["v1"] = n * p.vbytes
     t["ws"] = p.workspace
     return t
 
@@ -303,8 +309,9 @@ def _onesweep(p: SortPlan, src, dst, x, axis, argsort, kind, flip, dev, keys_out
            (_ptr(ws + lay["hist"]), _i64(n), _i32(P), _i32(kmode), _i32(vmode), _ptr(ws + lay["offs"]),
             _ptr(ws + lay["route"])), block=THREADS)
     pairs = vmode != VALS_NONE
-    assert (p.threads, p.items) == onesweep_shape(isz, pairs), "the plan's tile is the kernel's"
-    expr = f"gp_sort_onesweep<{t}, {'true' if pairs else 'false'}, {_WORD[p.word]}>"
+    assert (p.threads, p.items) == onesweep_shape(isz, pairs, p.vbytes), "the plan's tile is the kernel's"
+    v = _VALUE[p.vbytes] if pairs else _VALUE[4]   # (keys alone: V unused, one instance)
+    expr = f"gp_sort_onesweep<{t}, {'true' if pairs else 'false'}, {_WORD[p.word]}, {v}>"
     kout = keys_out._ptr if both else 0 if argsort else final
     vout = final if argsort else 0
     for ps in range(P):
@@ -325,14 +332,15 @@ def _onesweep(p: SortPlan, src, dst, x, axis, argsort, kind, flip, dev, keys_out
 
 def instances() -> list[str]:
     """Registered "sort" instances: for every key size (1, 2, 4, 8 bytes) the histogram, the
-    onesweep pass (keys, pairs; 32- and 64-bit status words), the block sort of every shape
+    onesweep pass (keys; pairs with 32- and 64-bit values; 32- and 64-bit status words), the
+    block sort of every shape
     and the warp sort (sort and argsort); the prepare kernel."""
     out = ["gp_sort_prepare"]
     for t in STORAGE.values():
         out.append(f"gp_sort_histogram<{t}>")
-        for pairs in ("false", "true"):
+        for pairs, v in (("false", "unsigned int"), ("true", "unsigned int"), ("true", "long long")):
             for w in _WORD.values():
-                out.append(f"gp_sort_onesweep<{t}, {pairs}, {w}>")
+                out.append(f"gp_sort_onesweep<{t}, {pairs}, {w}, {v}>")
         for arg in ("false", "true"):
             out.append(f"gp_sort_warp<{t}, {arg}>")
             for th, k in BLOCK_SHAPES:

@@ -1,5 +1,6 @@
 // gparray kernel family "sort": LSD radix sorts of keys and (key, int64 index) pairs
-// (gparray/_engine/_sort.py plans and launches them). Keys, digits and routing: gp/sort.cuh.
+// (gparray/_engine/_sort.py plans and launches them; indices travel between device-wide
+// passes as 32-bit values when they fit). Keys, digits and routing: gp/sort.cuh.
 //
 // Device-wide (long rows; rows folded into the key as more significant digits taken from
 // the carried element index):
@@ -202,38 +203,44 @@ __host__ __device__ constexpr int occupancy_scaled(int at256, int threads) {
     return threads == 256 ? at256 : ((at256 * 256 + threads / 2) / threads > 0 ? (at256 * 256 + threads / 2) / threads : 1);
 }
 
-// Threads and keys per thread of a onesweep tile (mirrored by _sort.onesweep_shape).
-template <class U, bool PAIRS>
+// Threads and keys per thread of a onesweep tile (mirrored by _sort.onesweep_shape): the wide
+// tile for 4-byte keys alone or (GP_SORT_WIDE_PAIRS) with 32-bit values, whose tile slots are
+// 4 bytes; 256 x 16 for the others.
+template <class U, bool PAIRS, class V>
 struct onesweep_shape {
-    static constexpr bool wide = !PAIRS && sizeof(U) == 4;
+    static constexpr bool wide = sizeof(U) == 4 && (!PAIRS || (GP_SORT_WIDE_PAIRS && sizeof(V) == 4));
     static constexpr int threads = wide ? GP_SORT_WIDE_THREADS : GP_SORT_OS_THREADS;
     static constexpr int items = wide ? GP_SORT_WIDE_ITEMS : GP_SORT_ITEMS;
 };
 
-template <class U, bool PAIRS>
+template <class U, bool PAIRS, class V>
 struct onesweep_occupancy {
 #ifdef GP_SORT_MIN_BLOCKS  // tools/tune.py --groups sort
     static constexpr int value = GP_SORT_MIN_BLOCKS;
 #else
-    // other block sizes than 256: about the same threads per SM (384 threads: 3, 2, 1)
-    static constexpr int value = occupancy_scaled(PAIRS ? (sizeof(U) > 4 ? 2 : 3) : (sizeof(U) > 4 ? 3 : 4),
-                                                  onesweep_shape<U, PAIRS>::threads);
+    // by bytes per item (key and value): up to 4: 4 blocks of 256 threads, up to 12: 3, more:
+    // 2; other block sizes than 256: about the same threads per SM (384 threads: 3, 2, 1)
+    static constexpr int bytes = sizeof(U) + (PAIRS ? sizeof(V) : 0);
+    static constexpr int value = occupancy_scaled(bytes <= 4 ? 4 : bytes <= 12 ? 3 : 2,
+                                                  onesweep_shape<U, PAIRS, V>::threads);
 #endif
 };
 
-template <class U, bool PAIRS, class W>
-__global__ void __launch_bounds__((onesweep_shape<U, PAIRS>::threads), (onesweep_occupancy<U, PAIRS>::value))
+// V: how values travel between passes (unsigned int when every index is below 2^32: half the
+// bytes of long long); the last active pass writes them out as long long.
+template <class U, bool PAIRS, class W, class V>
+__global__ void __launch_bounds__((onesweep_shape<U, PAIRS, V>::threads), (onesweep_occupancy<U, PAIRS, V>::value))
 gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long long* vt0, long long* vt1,
                  const int* __restrict__ route, const long long* __restrict__ offs, W* look, long long n,
                  long long tiles, int pass, int kind, unsigned long long flip64, int shift, int row_pass,
                  long long seg) {
     using namespace gp::sort;
-    constexpr int T = onesweep_shape<U, PAIRS>::threads, K = onesweep_shape<U, PAIRS>::items, TILE = T * K,
+    constexpr int T = onesweep_shape<U, PAIRS, V>::threads, K = onesweep_shape<U, PAIRS, V>::items, TILE = T * K,
                   WSEG = 32 * K;
     static_assert(T >= RADIX && T % 32 == 0, "a onesweep block has a thread per bucket");
     // threads of a bucket (all of them when T == RADIX: the conditions fold away)
     const bool bucket = T == RADIX || threadIdx.x < RADIX;
-    constexpr int VB = PAIRS ? 8 : 1;
+    constexpr int VB = PAIRS ? static_cast<int>(sizeof(V)) : 1;
     constexpr int SB0 = sizeof(U) > VB ? sizeof(U) : VB;
     constexpr int SB = SB0 > 2 ? SB0 : 2;  // bytes per tile slot; at least 2: the match words fit
     __shared__ rank_smem<T> s;
@@ -263,7 +270,7 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
 #endif
     const U* ks = ksrc == BUF_IN ? kin : pick<U>(ksrc, nullptr, kout, kt0, kt1);
     U* kd = pick<U>(kdst, nullptr, kout, kt0, kt1);
-    const long long* vs = pick<long long>(vsrc, nullptr, vout, vt0, vt1);
+    const V* vs = reinterpret_cast<const V*>(pick<long long>(vsrc, nullptr, vout, vt0, vt1));
     long long* vd = pick<long long>(vdst, nullptr, vout, vt0, vt1);
     const U flip = static_cast<U>(flip64);
     const bool small = n <= 0xffffffffll;
@@ -272,14 +279,14 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     const long long base = tile * TILE;
     const int tile_n = n - base < TILE ? static_cast<int>(n - base) : TILE;
     U key[K];
-    long long val[PAIRS ? K : 1];
+    V val[PAIRS ? K : 1];
     unsigned int dig[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         const int e = w * WSEG + 32 * k + lane;
         const bool ok = e < tile_n;
         key[k] = ok ? ks[base + e] : U(0);
-        if constexpr (PAIRS) val[k] = ok ? (vsrc == BUF_IN ? base + e : vs[base + e]) : 0;
+        if constexpr (PAIRS) val[k] = ok ? (vsrc == BUF_IN ? static_cast<V>(base + e) : vs[base + e]) : V(0);
         dig[k] = ok && !row_pass ? digit<U>(key[k], kind, flip, shift) : RADIX - 1;
         if constexpr (PAIRS) {
             if (ok && row_pass) {
@@ -413,20 +420,25 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     if constexpr (PAIRS) {
         if (vd != nullptr) {
             __syncthreads();
-            long long* sv = reinterpret_cast<long long*>(s_buf);
+            V* sv = reinterpret_cast<V*>(s_buf);
 #pragma unroll
             for (int k = 0; k < K; ++k)
                 if (slot[k] < tile_n) sv[slot[k]] = val[k];
             __syncthreads();
-            const bool mod = seg > 0 && rt[5] == rt[6] - 1;  // the last active pass: index inside the row
+            const bool last = rt[5] == rt[6] - 1;  // the last active pass: values out as long long
+            const bool mod = seg > 0 && last;      // and as the index inside the row
+            V* vdn = reinterpret_cast<V*>(vd);
 #pragma unroll
             for (int k = 0; k < K; ++k) {
                 const int i = k * T + threadIdx.x;
                 if (i < tile_n) {
-                    long long v = sv[i];
+                    long long v = static_cast<long long>(sv[i]);
                     if (mod) v = small ? static_cast<long long>(static_cast<unsigned int>(v) % static_cast<unsigned int>(seg))
                                        : v % seg;
-                    vd[s_base[s_dig[i]] + i] = v;
+                    if (sizeof(V) == 8 || last)
+                        vd[s_base[s_dig[i]] + i] = v;
+                    else
+                        vdn[s_base[s_dig[i]] + i] = static_cast<V>(v);
                 }
             }
         }

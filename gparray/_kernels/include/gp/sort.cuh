@@ -40,6 +40,9 @@
 #ifndef GP_SORT_WIDE_ITEMS
 #define GP_SORT_WIDE_ITEMS 18
 #endif
+#ifndef GP_SORT_WIDE_PAIRS
+#define GP_SORT_WIDE_PAIRS 1   // 1: pairs of 4-byte keys and 32-bit values (tile slots of 4 bytes) take it too
+#endif
 #define GP_SORT_BITS 8         // bits per digit
 #define GP_SORT_RADIX 256      // buckets per digit
 #define GP_SORT_MAX_PASSES 16  // up to 8 key digits + up to 8 row-id digits
