@@ -190,14 +190,21 @@ def test_out_of_memory_is_clean():
 
     from gparray import cuda
 
+    from gparray._engine import _sort
+
     n = 2**22
     a = data("float32", (n,), 9)
     x = xp.asarray(a)
+    gc.collect()          # (first: arrays of earlier tests freed now are pending until the sync)
     cuda.synchronize()
-    gc.collect()
     cuda.empty_cache()
     old = cuda.get_memory_limit()
     before = cuda.memory_allocated()
+    # the premise: what the pool holds but does not use, plus the headroom, is less than the
+    # argsort's temporaries (else the sort fits and this test proves nothing)
+    slack = cuda.memory_reserved() - before
+    temps = sum(_sort.temporaries(_sort.plan((n,), (1,), 0, 4, argsort=True), 4, True).values())
+    assert slack + (4 << 20) < temps, (slack, temps)
     try:
         cuda.set_memory_limit(cuda.memory_reserved() + 8 * n + (4 << 20))   # the int64 result, little more
         with pytest.raises(cuda.OutOfMemoryError):
