@@ -287,8 +287,8 @@ def _sort_variants():
 
 
 def group_sort(repeat):
-    """The onesweep sort of 2^26 float32 (keys), its argsort (pairs) and the sort of 2^24
-    int32 in [0, 2^20) per variant of the sort family's compile-time constants (GP_SORT_ITEMS,
+    """The onesweep sort of 2^26 float32 (keys), its argsort (pairs), the sort of 2^24
+    int32 in [0, 2^20) and of 2^26 int64 (full range: 8 digit passes) per variant of the sort family's compile-time constants (GP_SORT_ITEMS,
     GP_SORT_OS_THREADS: 8-byte keys, 64-bit values; GP_SORT_WIDE_THREADS, GP_SORT_WIDE_ITEMS:
     4-byte keys alone or, with GP_SORT_WIDE_PAIRS=1, with 32-bit values; GP_SORT_MIN_BLOCKS, GP_SORT_HIST_ITEMS, GP_SORT_HIST_SPREAD), against CuPy's sort /
     argsort (CUB) in the same run ("torch" column)."""
@@ -299,11 +299,13 @@ def group_sort(repeat):
     n = 1 << 26
     a_cp = cp.random.default_rng(1).standard_normal(n, dtype=cp.float32)
     u_cp = cp.random.default_rng(2).integers(0, 1 << 20, 1 << 24, dtype=cp.int32)
-    a, u = xp.from_dlpack(a_cp), xp.from_dlpack(u_cp)
-    want, want_u = cp.sort(a_cp), cp.sort(u_cp)
+    i_cp = cp.random.default_rng(3).integers(-(1 << 63), (1 << 63) - 1, n, dtype=cp.int64)
+    a, u, i64 = xp.from_dlpack(a_cp), xp.from_dlpack(u_cp), xp.from_dlpack(i_cp)
+    want, want_u, want_i = cp.sort(a_cp), cp.sort(u_cp), cp.sort(i_cp)
     ref = timeit(lambda: cp.sort(a_cp), repeat=repeat)
     ref_arg = timeit(lambda: cp.argsort(a_cp), repeat=repeat)
     ref_u = timeit(lambda: cp.sort(u_cp), repeat=repeat)
+    ref_i = timeit(lambda: cp.sort(i_cp), repeat=repeat)
     base_opts, d_items, d_threads = _compile.OPTIONS, _sort.ITEMS, _sort.OS_THREADS
     d_wide = _sort.WIDE_THREADS, _sort.WIDE_ITEMS, _sort.WIDE_PAIRS
     for v in _sort_variants():
@@ -319,7 +321,9 @@ def group_sort(repeat):
                  ("argsort f32 2^26", lambda: xp.argsort(a), lambda r: (a_cp[cp.from_dlpack(r)] == want).all(),
                   ref_arg, 12 * n),
                  ("sort i32 2^24 <2^20", lambda: xp.sort(u), lambda r: (cp.from_dlpack(r) == want_u).all(), ref_u,
-                  8 * (n >> 2)))
+                  8 * (n >> 2)),
+                ("sort i64 2^26", lambda: xp.sort(i64), lambda r: (cp.from_dlpack(r) == want_i).all(), ref_i,
+                  16 * n))
         for case, fn, ok, ref_ms, nbytes in cases:  # each on its own: a variant may not build for pairs
             try:
                 if not bool(ok(fn())):
