@@ -173,6 +173,8 @@ def group_rows(repeat):
 
 
 def group_reduce(repeat):
+    """Reductions per variant of the reduce engine's planning constants, against PyTorch in
+    the same run; TUNE_REDUCE_CASES ("case;case") keeps only the variants of those cases."""
     import cupy as cp
     import torch
     import gparray as xp
@@ -207,6 +209,10 @@ def group_reduce(repeat):
             for bps in (1, 2, 3):
                 variants.append((("sum axis=0", "sum axis=0 (2^18,256)", "sum axis=0 (2^18,256) f64"),
                                  {"UNROLL_OUTER": u, "OUTER_TX_MAX": txm, "OUTER_BLOCKS_PER_SM": bps}))
+    only = [c for c in os.environ.get("TUNE_REDUCE_CASES", "").split(";") if c]   # e.g. "sum axis=0 (2^18,256)"
+    if only:
+        variants = [(tuple(k for k in keys if k in only), st) for keys, st in variants]
+        variants = [(keys, st) for keys, st in variants if keys]
     for keys, settings in variants:
         for k, v in defaults.items():
             setattr(_reduce, k, settings.get(k, v))
