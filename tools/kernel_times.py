@@ -2,7 +2,8 @@
 PyTorch, at the GPU's normal clocks (torch.profiler's CUPTI trace sees every kernel of the
 process; ncu would lock the clocks to base). Usage, with the setup of tools/device_check.sh:
 
-    python3 tools/kernel_times.py [--each] [case ...]   cases: sort argsort int64 unique isin inverse
+    python3 tools/kernel_times.py [--each] [case ...]
+    cases: sort argsort int64 unique isin inverse colsum colsum64 (sum axis 0 of (2^18, 256))
 
 Prints, per case and library, each kernel's name (shortened), launches per call and mean
 microseconds per launch, then the sum per call; --each: every launch of a call on its own
@@ -25,8 +26,11 @@ def _cases():
     i64 = g.integers(-2**62, 2**62, n, dtype=cp.int64)
     u = g.integers(0, 1 << 20, 1 << 24, dtype=cp.int32)
     tab = g.integers(0, 1 << 20, 1 << 16, dtype=cp.int32)
-    t = {k: torch.as_tensor(v, device="cuda") for k, v in (("f32", f32), ("i64", i64), ("u", u), ("tab", tab))}
-    x = {k: xp.asarray(v) for k, v in (("f32", f32), ("i64", i64), ("u", u), ("tab", tab))}
+    tall = f32.reshape(1 << 18, 256)
+    tall64 = g.standard_normal((1 << 18, 256))
+    named = (("f32", f32), ("i64", i64), ("u", u), ("tab", tab), ("tall", tall), ("tall64", tall64))
+    t = {k: torch.as_tensor(v, device="cuda") for k, v in named}
+    x = {k: xp.asarray(v) for k, v in named}
     return {
         "sort": (lambda: xp.sort(x["f32"]), lambda: cp.sort(f32), lambda: torch.sort(t["f32"])),
         "argsort": (lambda: xp.argsort(x["f32"]), lambda: cp.argsort(f32), lambda: torch.argsort(t["f32"], stable=True)),
@@ -35,6 +39,8 @@ def _cases():
         "inverse": (lambda: xp.unique_inverse(x["u"]), lambda: cp.unique(u, return_inverse=True),
                     lambda: torch.unique(t["u"], return_inverse=True)),
         "isin": (lambda: xp.isin(x["u"], x["tab"]), lambda: cp.isin(u, tab), lambda: torch.isin(t["u"], t["tab"])),
+        "colsum": (lambda: xp.sum(x["tall"], axis=0), lambda: tall.sum(axis=0), lambda: t["tall"].sum(dim=0)),
+        "colsum64": (lambda: xp.sum(x["tall64"], axis=0), lambda: tall64.sum(axis=0), lambda: t["tall64"].sum(dim=0)),
     }
 
 
