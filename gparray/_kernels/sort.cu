@@ -315,7 +315,12 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
 #endif
     unsigned short rank[K];
     static_assert(TILE * SB >= (T / 32) * RADIX * 4, "the tile buffer holds the match words");
+#if GP_SORT_RANK_MODE == 3
+    static_assert(!GP_SORT_EARLY_PUBLISH && !GP_SORT_PACK_RANKS, "RANK_MODE 3 counts first by itself");
+    warp_histogram<T, K>(dig, s);
+#else
     rank_in_warps<T, K, GP_SORT_PACK_RANKS != 0>(dig, rank, s, reinterpret_cast<unsigned int*>(s_buf));
+#endif
     __syncthreads();
     unsigned int cnt[1];
     bucket_counts<T>(s, cnt);
@@ -326,6 +331,11 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     if (bucket) st_relaxed(mine, (tile == 0 ? WD::INC : WD::AGG) | static_cast<W>(cnt[0]));
 #endif
     bucket_starts<T>(s, cnt);  // (synchronizes)
+#if GP_SORT_RANK_MODE == 3
+    seed_slots<T>(s);  // (synchronizes)
+    rank_seeded<T, K>(dig, rank, s, reinterpret_cast<unsigned int*>(s_buf));  // rank[k]: the item's slot
+    __syncthreads();   // every warp's match words (in s_buf) read before the keys go there
+#endif
 #if GP_SORT_OFFS_EARLY
     // the bucket's global start loaded before the look-back (whose volatile loads would
     // otherwise keep it behind the loop: one more round trip per tile), as CUB does
@@ -395,7 +405,13 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     for (int k = 0; k < K; ++k) {
         // (written inline, not through const locals: that shape alone took ptxas from 20 to
         // 100 bytes of spills in the float32 pass)
-#if GP_SORT_PACK_RANKS
+#if GP_SORT_RANK_MODE == 3
+        slot[k] = rank[k];
+        if (slot[k] < tile_n) {
+            sk[slot[k]] = key[k];
+            s_dig[slot[k]] = static_cast<unsigned char>(dig[k]);
+        }
+#elif GP_SORT_PACK_RANKS
         slot[k] = static_cast<unsigned short>(s.start[dig[k] & 0xFFu] + s.whist[w][dig[k] & 0xFFu] + (dig[k] >> 16));
         if (slot[k] < tile_n) {
             sk[slot[k]] = key[k];

@@ -62,7 +62,9 @@ struct rank_smem {
 #ifndef GP_SORT_RANK_MODE
 #define GP_SORT_RANK_MODE 0  // how lanes holding one digit find each other: 0 shared atomicOr on
                              // match words, 1 __match_any_sync, 2 one ballot per digit bit
-                             // (tools/tune.py --groups sort)
+                             // (tools/tune.py --groups sort); 3: the onesweep pass counts first
+                             // and ranks into seeded slots (warp_histogram, below), the segmented
+                             // sorts as 0; not measured yet
 #endif
 
 // Step 1: the stable rank of every item among the items of its warp with the same digit,
@@ -109,7 +111,7 @@ __device__ __forceinline__ void rank_in_warps(unsigned int (&dig)[ITEMS], unsign
         __syncwarp();  // every lane has its word before the leader clears it
         unsigned int old = 0;
         if (lane == leader) {
-            if (GP_SORT_RANK_MODE == 0) mt[d] = 0u;
+            if (GP_SORT_RANK_MODE == 0 || GP_SORT_RANK_MODE == 3) mt[d] = 0u;  // (the atomicOr words)
             old = h[d];
             h[d] = static_cast<unsigned short>(old + __popc(peers));
         }
@@ -180,6 +182,72 @@ __device__ __forceinline__ void bucket_starts(rank_smem<THREADS>& s,
         }
     }
     __syncthreads();
+}
+
+// GP_SORT_RANK_MODE 3 (the onesweep pass; the order of CUB's "early counts" ranking): the
+// warp histograms first, one shared atomicAdd per item on two 16-bit counters per word (a
+// warp counts at most 32 * ITEMS < 2^16 items of a digit), so that bucket_counts and
+// bucket_starts run, and the tile's counts are published, before the ranking; seed_slots then
+// turns s.whist[w][b] into the first tile slot of warp w's items of bucket b, and rank_seeded
+// gives every item its slot in the tile (no per-item lookups of s.start / s.whist after it).
+template <int THREADS, int ITEMS>
+__device__ __forceinline__ void warp_histogram(const unsigned int (&dig)[ITEMS], rank_smem<THREADS>& s) {
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    unsigned int* h = reinterpret_cast<unsigned int*>(s.whist[w]);  // s.whist[w][2i + 1]: high half of h[i]
+#pragma unroll
+    for (int i = lane; i < RADIX / 2; i += 32) h[i] = 0u;
+    __syncwarp();
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) atomicAdd(h + (dig[k] >> 1), (dig[k] & 1u) ? 0x10000u : 1u);
+}
+
+// After bucket_counts and bucket_starts: s.whist[w][b] += s.start[b]; ends with a __syncthreads.
+template <int THREADS>
+__device__ __forceinline__ void seed_slots(rank_smem<THREADS>& s) {
+    constexpr int DPT = per_thread(THREADS);
+    if (THREADS <= RADIX || threadIdx.x < RADIX) {
+#pragma unroll
+        for (int j = 0; j < DPT; ++j) {
+            const int b = DPT * threadIdx.x + j;
+            const unsigned int st = s.start[b];
+#pragma unroll
+            for (int w = 0; w < rank_smem<THREADS>::WARPS; ++w)
+                s.whist[w][b] = static_cast<unsigned short>(s.whist[w][b] + st);
+        }
+    }
+    __syncthreads();
+}
+
+// The slot in the tile of every item (after seed_slots): lanes sharing a digit found as in
+// rank_in_warps (shared atomicOr on match words); the leader advances the warp's seeded slot.
+template <int THREADS, int ITEMS>
+__device__ __forceinline__ void rank_seeded(const unsigned int (&dig)[ITEMS], unsigned short (&slot)[ITEMS],
+                                            rank_smem<THREADS>& s, unsigned int* match) {
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    unsigned short* h = s.whist[w];
+    unsigned int* mt = match + w * RADIX;
+#pragma unroll
+    for (int i = lane; i < RADIX; i += 32) mt[i] = 0u;
+    __syncwarp();
+    const unsigned int me = 1u << lane, below = me - 1u;
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        const unsigned int d = dig[k];
+        atomicOr(mt + d, me);
+        __syncwarp();
+        const unsigned int peers = mt[d];
+        const int leader = 31 - __clz(peers);
+        __syncwarp();  // every lane has its word before the leader clears it
+        unsigned int first = 0;
+        if (lane == leader) {
+            mt[d] = 0u;
+            first = h[d];
+            h[d] = static_cast<unsigned short>(first + __popc(peers));
+        }
+        first = __shfl_sync(FULL, first, leader);
+        slot[k] = static_cast<unsigned short>(first + __popc(peers & below));
+        __syncwarp();
+    }
 }
 
 // Count digit d (when ok) into the shared histogram h; the whole warp calls it. A warp whose
