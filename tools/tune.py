@@ -294,8 +294,8 @@ def _sort_variants():
 
 def group_sort(repeat):
     """The onesweep sort of 2^26 float32 (keys), its argsort (pairs), the sort of 2^24
-    int32 in [0, 2^20) and of 2^26 int64 (full range: 8 digit passes) per variant of the sort family's compile-time constants (GP_SORT_ITEMS,
-    GP_SORT_OS_THREADS: 8-byte keys, 64-bit values; GP_SORT_WIDE_THREADS, GP_SORT_WIDE_ITEMS:
+    int32 in [0, 2^20) and of 2^26 int64 (full range: 8 digit passes; sort and argsort) per variant of the sort family's compile-time constants (GP_SORT_ITEMS,
+    GP_SORT_OS_THREADS: pairs of 8-byte keys, 64-bit values; GP_SORT_K8_THREADS, GP_SORT_K8_ITEMS, GP_SORT_K8_MIN_BLOCKS: 8-byte keys alone; GP_SORT_WIDE_THREADS, GP_SORT_WIDE_ITEMS:
     4-byte keys alone or, with GP_SORT_WIDE_PAIRS=1, with 32-bit values; GP_SORT_MIN_BLOCKS, GP_SORT_HIST_ITEMS, GP_SORT_HIST_SPREAD), against CuPy's sort /
     argsort (CUB) in the same run ("torch" column)."""
     import cupy as cp
@@ -312,8 +312,10 @@ def group_sort(repeat):
     ref_arg = timeit(lambda: cp.argsort(a_cp), repeat=repeat)
     ref_u = timeit(lambda: cp.sort(u_cp), repeat=repeat)
     ref_i = timeit(lambda: cp.sort(i_cp), repeat=repeat)
+    ref_ai = timeit(lambda: cp.argsort(i_cp), repeat=repeat)
     base_opts, d_items, d_threads = _compile.OPTIONS, _sort.ITEMS, _sort.OS_THREADS
     d_wide = _sort.WIDE_THREADS, _sort.WIDE_ITEMS, _sort.WIDE_PAIRS
+    d_k8 = _sort.K8_THREADS, _sort.K8_ITEMS
     for v in _sort_variants():
         tag = " ".join(f"{k.lower()}={x}" for k, x in v.items())
         _compile.OPTIONS = base_opts + tuple(f"-DGP_SORT_{k}={x}" for k, x in v.items())
@@ -321,6 +323,10 @@ def group_sort(repeat):
         _sort.ITEMS, _sort.OS_THREADS = items, threads
         _sort.WIDE_THREADS, _sort.WIDE_ITEMS = v.get("WIDE_THREADS", d_wide[0]), v.get("WIDE_ITEMS", d_wide[1])
         _sort.WIDE_PAIRS = bool(v.get("WIDE_PAIRS", d_wide[2]))
+        # (while the header's K8 tile is OS_THREADS x ITEMS, an unset one follows them)
+        follow = d_k8 == (d_threads, d_items)
+        _sort.K8_THREADS = v.get("K8_THREADS", threads if follow else d_k8[0])
+        _sort.K8_ITEMS = v.get("K8_ITEMS", items if follow else d_k8[1])
         _registry.clear_memo()
         _launch._kernels.clear()
         cases = (("sort f32 2^26", lambda: xp.sort(a), lambda r: (cp.from_dlpack(r) == want).all(), ref, 8 * n),
@@ -328,8 +334,10 @@ def group_sort(repeat):
                   ref_arg, 12 * n),
                  ("sort i32 2^24 <2^20", lambda: xp.sort(u), lambda r: (cp.from_dlpack(r) == want_u).all(), ref_u,
                   8 * (n >> 2)),
-                ("sort i64 2^26", lambda: xp.sort(i64), lambda r: (cp.from_dlpack(r) == want_i).all(), ref_i,
-                  16 * n))
+                 ("sort i64 2^26", lambda: xp.sort(i64), lambda r: (cp.from_dlpack(r) == want_i).all(), ref_i,
+                  16 * n),
+                 ("argsort i64 2^26", lambda: xp.argsort(i64), lambda r: (i_cp[cp.from_dlpack(r)] == want_i).all(),
+                  ref_ai, 24 * n))
         for case, fn, ok, ref_ms, nbytes in cases:  # each on its own: a variant may not build for pairs
             try:
                 if not bool(ok(fn())):
@@ -340,6 +348,7 @@ def group_sort(repeat):
     _compile.OPTIONS = base_opts
     _sort.ITEMS, _sort.OS_THREADS = d_items, d_threads
     _sort.WIDE_THREADS, _sort.WIDE_ITEMS, _sort.WIDE_PAIRS = d_wide
+    _sort.K8_THREADS, _sort.K8_ITEMS = d_k8
     _registry.clear_memo()
     _launch._kernels.clear()
 

@@ -44,6 +44,8 @@ OS_THREADS = THREADS               # GP_SORT_OS_THREADS (onesweep blocks: THREAD
 ITEMS = 16                         # GP_SORT_ITEMS
 WIDE_THREADS = 384                 # GP_SORT_WIDE_THREADS (keys-only onesweeps of 4-byte keys)
 WIDE_ITEMS = 18                    # GP_SORT_WIDE_ITEMS
+K8_THREADS = OS_THREADS            # GP_SORT_K8_THREADS (keys-only onesweeps of 8-byte keys)
+K8_ITEMS = ITEMS                   # GP_SORT_K8_ITEMS
 WIDE_PAIRS = True                  # GP_SORT_WIDE_PAIRS (pairs with 32-bit values take the wide tile too)
 VALUE32_LIMIT = 1 << 32            # device-wide sorts of fewer elements carry 32-bit values between passes
 BITS = 8                           # GP_SORT_BITS
@@ -129,9 +131,11 @@ def _perm_last(seq, axis):
 def onesweep_shape(itemsize: int, pairs: bool, vbytes: int = 4) -> tuple:
     """(threads, keys per thread) of a onesweep tile (gp_sort_onesweep's onesweep_shape):
     4-byte keys alone or (WIDE_PAIRS) with 32-bit values take the wide tile, the others
-    OS_THREADS x ITEMS."""
+    8-byte keys alone K8_THREADS x K8_ITEMS, the others OS_THREADS x ITEMS."""
     if itemsize == 4 and (not pairs or (WIDE_PAIRS and vbytes == 4)):
         return WIDE_THREADS, WIDE_ITEMS
+    if itemsize == 8 and not pairs:
+        return K8_THREADS, K8_ITEMS
     return OS_THREADS, ITEMS
 
 

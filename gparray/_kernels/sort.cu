@@ -45,6 +45,17 @@
                               // at 64 registers); not measured yet
 #endif
 
+// Which onesweep tiles rank with GP_SORT_RANK_MODE 3's order (counts first, items ranked
+// straight into seeded slots; sort_rank.cuh): the wide tile (4-byte keys) and the 256-thread
+// one (8-byte keys, 64-bit values) separately (tools/tune.py --groups sort,
+// TUNE_SORT="RANK3_NARROW=1"); both follow GP_SORT_RANK_MODE unless set.
+#ifndef GP_SORT_RANK3_WIDE
+#define GP_SORT_RANK3_WIDE (GP_SORT_RANK_MODE == 3)
+#endif
+#ifndef GP_SORT_RANK3_NARROW
+#define GP_SORT_RANK3_NARROW (GP_SORT_RANK_MODE == 3)
+#endif
+
 #ifndef GP_SORT_ROUTE_ONE_LOAD
 #define GP_SORT_ROUTE_ONE_LOAD 0  // 1: a onesweep pass reads its route row in one round trip (tools/tune.py
                                   // --groups sort, TUNE_SORT="ROUTE_ONE_LOAD=1"); no faster on an H200 (README)
@@ -209,14 +220,18 @@ __host__ __device__ constexpr int occupancy_scaled(int at256, int threads) {
 template <class U, bool PAIRS, class V>
 struct onesweep_shape {
     static constexpr bool wide = sizeof(U) == 4 && (!PAIRS || (GP_SORT_WIDE_PAIRS && sizeof(V) == 4));
-    static constexpr int threads = wide ? GP_SORT_WIDE_THREADS : GP_SORT_OS_THREADS;
-    static constexpr int items = wide ? GP_SORT_WIDE_ITEMS : GP_SORT_ITEMS;
+    static constexpr int threads = wide ? GP_SORT_WIDE_THREADS : sizeof(U) == 8 && !PAIRS ? GP_SORT_K8_THREADS : GP_SORT_OS_THREADS;
+    static constexpr int items = wide ? GP_SORT_WIDE_ITEMS : sizeof(U) == 8 && !PAIRS ? GP_SORT_K8_ITEMS : GP_SORT_ITEMS;
 };
 
 template <class U, bool PAIRS, class V>
 struct onesweep_occupancy {
 #ifdef GP_SORT_MIN_BLOCKS  // tools/tune.py --groups sort
     static constexpr int value = GP_SORT_MIN_BLOCKS;
+#elif defined(GP_SORT_K8_MIN_BLOCKS)
+    static constexpr int value = sizeof(U) == 8 && !PAIRS ? GP_SORT_K8_MIN_BLOCKS
+        : occupancy_scaled(sizeof(U) + (PAIRS ? sizeof(V) : 0) <= 4 ? 4 : sizeof(U) + (PAIRS ? sizeof(V) : 0) <= 12 ? 3 : 2,
+                           onesweep_shape<U, PAIRS, V>::threads);
 #else
     // by bytes per item (key and value): up to 4: 4 blocks of 256 threads, up to 12: 3, more:
     // 2; other block sizes than 256: about the same threads per SM (384 threads: 3, 2, 1)
@@ -238,6 +253,8 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     constexpr int T = onesweep_shape<U, PAIRS, V>::threads, K = onesweep_shape<U, PAIRS, V>::items, TILE = T * K,
                   WSEG = 32 * K;
     static_assert(T >= RADIX && T % 32 == 0, "a onesweep block has a thread per bucket");
+    constexpr bool R3 = onesweep_shape<U, PAIRS, V>::wide ? (GP_SORT_RANK3_WIDE) : (GP_SORT_RANK3_NARROW);
+    static_assert(!R3 || (!GP_SORT_EARLY_PUBLISH && !GP_SORT_PACK_RANKS), "RANK_MODE 3 counts first by itself");
     // threads of a bucket (all of them when T == RADIX: the conditions fold away)
     const bool bucket = T == RADIX || threadIdx.x < RADIX;
     constexpr int VB = PAIRS ? static_cast<int>(sizeof(V)) : 1;
@@ -315,12 +332,10 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
 #endif
     unsigned short rank[K];
     static_assert(TILE * SB >= (T / 32) * RADIX * 4, "the tile buffer holds the match words");
-#if GP_SORT_RANK_MODE == 3
-    static_assert(!GP_SORT_EARLY_PUBLISH && !GP_SORT_PACK_RANKS, "RANK_MODE 3 counts first by itself");
-    warp_histogram<T, K>(dig, s);
-#else
-    rank_in_warps<T, K, GP_SORT_PACK_RANKS != 0>(dig, rank, s, reinterpret_cast<unsigned int*>(s_buf));
-#endif
+    if constexpr (R3)
+        warp_histogram<T, K>(dig, s);
+    else
+        rank_in_warps<T, K, GP_SORT_PACK_RANKS != 0>(dig, rank, s, reinterpret_cast<unsigned int*>(s_buf));
     __syncthreads();
     unsigned int cnt[1];
     bucket_counts<T>(s, cnt);
@@ -331,11 +346,11 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     if (bucket) st_relaxed(mine, (tile == 0 ? WD::INC : WD::AGG) | static_cast<W>(cnt[0]));
 #endif
     bucket_starts<T>(s, cnt);  // (synchronizes)
-#if GP_SORT_RANK_MODE == 3
-    seed_slots<T>(s);  // (synchronizes)
-    rank_seeded<T, K>(dig, rank, s, reinterpret_cast<unsigned int*>(s_buf));  // rank[k]: the item's slot
-    __syncthreads();   // every warp's match words (in s_buf) read before the keys go there
-#endif
+    if constexpr (R3) {
+        seed_slots<T>(s);  // (synchronizes)
+        rank_seeded<T, K>(dig, rank, s, reinterpret_cast<unsigned int*>(s_buf));  // rank[k]: the item's slot
+        __syncthreads();   // every warp's match words (in s_buf) read before the keys go there
+    }
 #if GP_SORT_OFFS_EARLY
     // the bucket's global start loaded before the look-back (whose volatile loads would
     // otherwise keep it behind the loop: one more round trip per tile), as CUB does
@@ -405,25 +420,27 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     for (int k = 0; k < K; ++k) {
         // (written inline, not through const locals: that shape alone took ptxas from 20 to
         // 100 bytes of spills in the float32 pass)
-#if GP_SORT_RANK_MODE == 3
-        slot[k] = rank[k];
-        if (slot[k] < tile_n) {
-            sk[slot[k]] = key[k];
-            s_dig[slot[k]] = static_cast<unsigned char>(dig[k]);
-        }
-#elif GP_SORT_PACK_RANKS
-        slot[k] = static_cast<unsigned short>(s.start[dig[k] & 0xFFu] + s.whist[w][dig[k] & 0xFFu] + (dig[k] >> 16));
-        if (slot[k] < tile_n) {
-            sk[slot[k]] = key[k];
-            s_dig[slot[k]] = static_cast<unsigned char>(dig[k] & 0xFFu);
-        }
+        if constexpr (R3) {
+            slot[k] = rank[k];
+            if (slot[k] < tile_n) {
+                sk[slot[k]] = key[k];
+                s_dig[slot[k]] = static_cast<unsigned char>(dig[k]);
+            }
+        } else {
+#if GP_SORT_PACK_RANKS
+            slot[k] = static_cast<unsigned short>(s.start[dig[k] & 0xFFu] + s.whist[w][dig[k] & 0xFFu] + (dig[k] >> 16));
+            if (slot[k] < tile_n) {
+                sk[slot[k]] = key[k];
+                s_dig[slot[k]] = static_cast<unsigned char>(dig[k] & 0xFFu);
+            }
 #else
-        slot[k] = static_cast<unsigned short>(s.start[dig[k]] + s.whist[w][dig[k]] + rank[k]);
-        if (slot[k] < tile_n) {
-            sk[slot[k]] = key[k];
-            s_dig[slot[k]] = static_cast<unsigned char>(dig[k]);
-        }
+            slot[k] = static_cast<unsigned short>(s.start[dig[k]] + s.whist[w][dig[k]] + rank[k]);
+            if (slot[k] < tile_n) {
+                sk[slot[k]] = key[k];
+                s_dig[slot[k]] = static_cast<unsigned char>(dig[k]);
+            }
 #endif
+        }
     }
     __syncthreads();
     if (kd != nullptr) {

@@ -40,6 +40,14 @@
 #ifndef GP_SORT_WIDE_ITEMS
 #define GP_SORT_WIDE_ITEMS 18
 #endif
+// Keys-only sorts of 8-byte keys: their own tile (threads, keys per thread, blocks per SM;
+// tools/tune.py --groups sort, TUNE_SORT="K8_THREADS=384,K8_ITEMS=11,K8_MIN_BLOCKS=3").
+#ifndef GP_SORT_K8_THREADS
+#define GP_SORT_K8_THREADS GP_SORT_OS_THREADS
+#endif
+#ifndef GP_SORT_K8_ITEMS
+#define GP_SORT_K8_ITEMS GP_SORT_ITEMS
+#endif
 #ifndef GP_SORT_WIDE_PAIRS
 #define GP_SORT_WIDE_PAIRS 1   // 1: pairs of 4-byte keys and 32-bit values (tile slots of 4 bytes) take it too
 #endif
