@@ -146,7 +146,9 @@ def test_header_constants_match_the_engine():
     assert int(defs["GP_SORT_MAX_PASSES"]) == _sort.MAX_PASSES and int(defs["GP_SORT_ROUTE"]) == _sort.ROUTE_INTS
     assert _sort.THREADS == _sort.RADIX  # one look-back thread per bucket
     assert defs["GP_SORT_OS_THREADS"] == "GP_SORT_THREADS" and _sort.OS_THREADS == _sort.THREADS
-    assert _sort.onesweep_shape(8, False) == (_sort.OS_THREADS, _sort.ITEMS)
+    assert _sort.onesweep_shape(8, True) == (_sort.OS_THREADS, _sort.ITEMS)
+    assert int(defs["GP_SORT_K8_THREADS"]) == _sort.K8_THREADS and int(defs["GP_SORT_K8_ITEMS"]) == _sort.K8_ITEMS
+    assert _sort.onesweep_shape(8, False) == (_sort.K8_THREADS, _sort.K8_ITEMS)
     assert int(defs["GP_SORT_WIDE_THREADS"]) == _sort.WIDE_THREADS and int(defs["GP_SORT_WIDE_ITEMS"]) == _sort.WIDE_ITEMS
     for name, value in [("KIND_UNSIGNED", 0), ("KIND_SIGNED", 1), ("KIND_FLOAT", 2)]:
         assert re.search(rf"{name} = {value}\b", text) and getattr(_sort, name) == value
@@ -281,13 +283,14 @@ def test_plan_strategies(shape, axis, strategy, extra):
 
 
 def test_onesweep_tile_shapes(monkeypatch):
-    # 4-byte keys alone or with 32-bit values (fewer than 2^32 elements): the wide tile; 64-bit
-    # values, other key sizes: OS_THREADS x ITEMS
-    wide, narrow = (_sort.WIDE_THREADS, _sort.WIDE_ITEMS), (_sort.OS_THREADS, _sort.ITEMS)
-    assert wide == (384, 18) and narrow == (256, 16) and _sort.WIDE_PAIRS
+    # 4-byte keys alone or with 32-bit values (fewer than 2^32 elements): the wide tile; 8-byte
+    # keys alone: K8_THREADS x K8_ITEMS; 64-bit values, other key sizes and pairs of 8-byte
+    # keys (or row sorts of them): OS_THREADS x ITEMS
+    wide, narrow, k8 = (_sort.WIDE_THREADS, _sort.WIDE_ITEMS), (_sort.OS_THREADS, _sort.ITEMS), (_sort.K8_THREADS, _sort.K8_ITEMS)
+    assert wide == (384, 18) and narrow == (256, 16) and k8 == (384, 11) and _sort.WIDE_PAIRS
     cases = [(4, False, (1 << 20,), wide), (4, True, (1 << 20,), wide), (4, False, (2, 1 << 19), wide),
-             (8, False, (1 << 20,), narrow), (8, True, (1 << 20,), narrow), (2, False, (1 << 20,), narrow),
-             (1, True, (1 << 20,), narrow)]
+             (8, False, (1 << 20,), k8), (8, True, (1 << 20,), narrow), (8, False, (2, 1 << 19), narrow),
+             (2, False, (1 << 20,), narrow), (1, True, (1 << 20,), narrow)]
     for isz, argsort, shape, want in cases:
         p = _sort.plan(shape, _shapes.c_strides(shape), len(shape) - 1, isz, argsort=argsort)
         assert (p.threads, p.items) == want == _sort.onesweep_shape(isz, argsort or len(shape) > 1)

@@ -3,7 +3,7 @@
 Every real dtype with duplicates, NaN (both signs, payloads), +-inf, -0.0 next to 0.0
 (argsort keeps their input order; sort returns the input's exact bits), all-equal keys,
 sorted and reverse-sorted input; empty and 0-d arrays; sizes around every tile and digit
-boundary (the warp/block thresholds 32/256/1024/4096, the 4096- and 6912-key onesweep tiles,
+boundary (the warp/block thresholds 32/256/1024/4096, the 4096-, 4224- and 6912-key onesweep tiles,
 2**16 +-1, 2**20 + 3); indices carried as 32- and (forced) 64-bit values between passes;
 every axis of 3-D arrays; transposed and negative-stride inputs; many short rows and few
 long rows (rows folded into the key); 2**24 keys once; OutOfMemoryError without
@@ -25,6 +25,7 @@ REAL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 SIZES = [1, 2, 3, 16, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097, 8191, 8192, 8193,
          6911, 6912, 6913, 13824, 13825,  # the wide tile (384 x 18 keys: keys-only sorts of 4-byte keys)
+         4223, 4224, 4225, 8448, 8449,  # the 8-byte-key tile (384 x 11 keys: keys-only sorts of 8-byte keys)
          2**16 - 1, 2**16, 2**16 + 1, 2**20 + 3]
 
 

@@ -216,7 +216,7 @@ __host__ __device__ constexpr int occupancy_scaled(int at256, int threads) {
 
 // Threads and keys per thread of a onesweep tile (mirrored by _sort.onesweep_shape): the wide
 // tile for 4-byte keys alone or (GP_SORT_WIDE_PAIRS) with 32-bit values, whose tile slots are
-// 4 bytes; 256 x 16 for the others.
+// 4 bytes; 8-byte keys alone GP_SORT_K8_THREADS x GP_SORT_K8_ITEMS; 256 x 16 for the others.
 template <class U, bool PAIRS, class V>
 struct onesweep_shape {
     static constexpr bool wide = sizeof(U) == 4 && (!PAIRS || (GP_SORT_WIDE_PAIRS && sizeof(V) == 4));
@@ -228,16 +228,14 @@ template <class U, bool PAIRS, class V>
 struct onesweep_occupancy {
 #ifdef GP_SORT_MIN_BLOCKS  // tools/tune.py --groups sort
     static constexpr int value = GP_SORT_MIN_BLOCKS;
-#elif defined(GP_SORT_K8_MIN_BLOCKS)
-    static constexpr int value = sizeof(U) == 8 && !PAIRS ? GP_SORT_K8_MIN_BLOCKS
-        : occupancy_scaled(sizeof(U) + (PAIRS ? sizeof(V) : 0) <= 4 ? 4 : sizeof(U) + (PAIRS ? sizeof(V) : 0) <= 12 ? 3 : 2,
-                           onesweep_shape<U, PAIRS, V>::threads);
 #else
     // by bytes per item (key and value): up to 4: 4 blocks of 256 threads, up to 12: 3, more:
     // 2; other block sizes than 256: about the same threads per SM (384 threads: 3, 2, 1)
     static constexpr int bytes = sizeof(U) + (PAIRS ? sizeof(V) : 0);
-    static constexpr int value = occupancy_scaled(bytes <= 4 ? 4 : bytes <= 12 ? 3 : 2,
-                                                  onesweep_shape<U, PAIRS, V>::threads);
+    // (8-byte keys alone: GP_SORT_K8_MIN_BLOCKS)
+    static constexpr int value = sizeof(U) == 8 && !PAIRS ? GP_SORT_K8_MIN_BLOCKS
+                                 : occupancy_scaled(bytes <= 4 ? 4 : bytes <= 12 ? 3 : 2,
+                                                    onesweep_shape<U, PAIRS, V>::threads);
 #endif
 };
 
