@@ -4,6 +4,8 @@ process; ncu would lock the clocks to base). Usage, with the setup of tools/devi
 
     python3 tools/kernel_times.py [--each] [case ...]
     cases: sort argsort int64 unique isin inverse colsum colsum64 (sum axis 0 of (2^18, 256))
+           norm (vector_norm axis 1 of (8192, 8192) f32) fft (2^24 c64) fft0 (axis 0 of 4096^2 c64)
+           gemm64 (4096^2 f64 @) solve (4096 f64, one vector)
 
 Prints, per case and library, each kernel's name (shortened), launches per call and mean
 microseconds per launch, then the sum per call; --each: every launch of a call on its own
@@ -31,7 +33,7 @@ def _cases():
     named = (("f32", f32), ("i64", i64), ("u", u), ("tab", tab), ("tall", tall), ("tall64", tall64))
     t = {k: torch.as_tensor(v, device="cuda") for k, v in named}
     x = {k: xp.asarray(v) for k, v in named}
-    return {
+    cases = {
         "sort": (lambda: xp.sort(x["f32"]), lambda: cp.sort(f32), lambda: torch.sort(t["f32"])),
         "argsort": (lambda: xp.argsort(x["f32"]), lambda: cp.argsort(f32), lambda: torch.argsort(t["f32"], stable=True)),
         "int64": (lambda: xp.sort(x["i64"]), lambda: cp.sort(i64), lambda: torch.sort(t["i64"])),
@@ -42,6 +44,26 @@ def _cases():
         "colsum": (lambda: xp.sum(x["tall"], axis=0), lambda: tall.sum(axis=0), lambda: t["tall"].sum(dim=0)),
         "colsum64": (lambda: xp.sum(x["tall64"], axis=0), lambda: tall64.sum(axis=0), lambda: t["tall64"].sum(dim=0)),
     }
+    # the linalg / fft bench rows (arrays made on first use of the case)
+    sq = f32[: 1 << 26].reshape(8192, 8192)
+    t["sq"], x["sq"] = torch.as_tensor(sq, device="cuda"), xp.asarray(sq)
+    cases["norm"] = (lambda: xp.linalg.vector_norm(x["sq"], axis=1), lambda: cp.linalg.norm(sq, axis=1),
+                     lambda: torch.linalg.vector_norm(t["sq"], dim=1))
+    c1 = (f32[: 1 << 24] + 1j * f32[1 << 24: 1 << 25]).astype(cp.complex64)
+    c2 = c1.reshape(4096, 4096)
+    t["c1"], x["c1"], t["c2"], x["c2"] = (torch.as_tensor(c1, device="cuda"), xp.asarray(c1),
+                                          torch.as_tensor(c2, device="cuda"), xp.asarray(c2))
+    cases["fft"] = (lambda: xp.fft.fft(x["c1"]), lambda: cp.fft.fft(c1), lambda: torch.fft.fft(t["c1"]))
+    cases["fft0"] = (lambda: xp.fft.fft(x["c2"], axis=0), lambda: cp.fft.fft(c2, axis=0),
+                     lambda: torch.fft.fft(t["c2"], dim=0))
+    a64 = g.standard_normal((4096, 4096)) + 4096 * cp.eye(4096)
+    b64 = g.standard_normal(4096)
+    t["a64"], x["a64"], t["b64"], x["b64"] = (torch.as_tensor(a64, device="cuda"), xp.asarray(a64),
+                                              torch.as_tensor(b64, device="cuda"), xp.asarray(b64))
+    cases["gemm64"] = (lambda: x["a64"] @ x["a64"], lambda: a64 @ a64, lambda: t["a64"] @ t["a64"])
+    cases["solve"] = (lambda: xp.linalg.solve(x["a64"], x["b64"]), lambda: cp.linalg.solve(a64, b64),
+                      lambda: torch.linalg.solve(t["a64"], t["b64"]))
+    return cases
 
 
 def _profile(fn, each=False):
@@ -69,6 +91,22 @@ def _profile(fn, each=False):
     return acc
 
 
+def _event_us(fn, n=30):
+    """Median microseconds of one call between two CUDA events (as bench/bench.py times)."""
+    import statistics
+
+    a, b = cp.cuda.Event(), cp.cuda.Event()
+    ts = []
+    for _ in range(n):
+        a.record()
+        r = fn()
+        b.record()
+        b.synchronize()
+        ts.append(cp.cuda.get_elapsed_time(a, b) * 1e3)
+        del r
+    return statistics.median(ts)
+
+
 def main(argv):
     each = "--each" in argv
     argv = [a for a in argv if a != "--each"]
@@ -77,7 +115,7 @@ def main(argv):
         for lib, fn in zip(("gparray", "cupy", "torch"), cases[name]):
             acc = _profile(fn, each)
             total = sum(v[1] for v in acc.values()) / REPS
-            print(f"== {name} / {lib}: {total:.1f} us per call (kernel sum)")
+            print(f"== {name} / {lib}: {total:.1f} us per call (kernel sum), {_event_us(fn):.1f} us event-timed")
             for k, (cnt, us) in acc.items():
                 print(f"   {cnt / REPS:5.1f} x {us / cnt:9.1f} us  {k}")
 

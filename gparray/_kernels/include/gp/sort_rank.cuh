@@ -64,7 +64,9 @@ struct rank_smem {
                              // match words, 1 __match_any_sync, 2 one ballot per digit bit
                              // (tools/tune.py --groups sort); 3: the onesweep pass counts first
                              // and ranks into seeded slots (warp_histogram, below), the segmented
-                             // sorts as 0; not measured yet
+                             // sorts as 0; per tile: GP_SORT_RANK3_WIDE / _NARROW (sort.cu). H200:
+                             // 1 and 2 slower everywhere, 3 slower on the wide tile, within 1-2%
+                             // on the others (README, "Sorting and sets")
 #endif
 
 // Step 1: the stable rank of every item among the items of its warp with the same digit,
