@@ -56,6 +56,13 @@
 #define GP_SORT_RANK3_NARROW (GP_SORT_RANK_MODE == 3)
 #endif
 
+#ifndef GP_SORT_PACK_DIGITS
+#define GP_SORT_PACK_DIGITS 0  // 1: a onesweep tile keeps its items' digits four to a register and their
+                               // ranks and slots two to a register (sort_rank.cuh, digits8 / ranks16):
+                               // the float32 pass at 384 x 18 keys spills 76 bytes at 56 registers with
+                               // one register per digit, rank and slot; not measured yet
+#endif
+
 #ifndef GP_SORT_ROUTE_ONE_LOAD
 #define GP_SORT_ROUTE_ONE_LOAD 0  // 1: a onesweep pass reads its route row in one round trip (tools/tune.py
                                   // --groups sort, TUNE_SORT="ROUTE_ONE_LOAD=1"); no faster on an H200 (README)
@@ -295,23 +302,42 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     const int tile_n = n - base < TILE ? static_cast<int>(n - base) : TILE;
     U key[K];
     V val[PAIRS ? K : 1];
-    unsigned int dig[K];
+#if GP_SORT_PACK_DIGITS
+    static_assert(!GP_SORT_PACK_RANKS, "PACK_DIGITS packs the ranks itself");
+    typedef digits8<K> DigT;
+    typedef ranks16<K> RankT;
+#else
+    typedef unsigned int DigT[K];
+    typedef unsigned short RankT[K];
+#endif
+    DigT dig;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         const int e = w * WSEG + 32 * k + lane;
         const bool ok = e < tile_n;
         key[k] = ok ? ks[base + e] : U(0);
         if constexpr (PAIRS) val[k] = ok ? (vsrc == BUF_IN ? static_cast<V>(base + e) : vs[base + e]) : V(0);
+#if GP_SORT_PACK_DIGITS
+        unsigned int d = ok && !row_pass ? digit<U>(key[k], kind, flip, shift) : RADIX - 1;
+#else
         dig[k] = ok && !row_pass ? digit<U>(key[k], kind, flip, shift) : RADIX - 1;
+#endif
         if constexpr (PAIRS) {
             if (ok && row_pass) {
                 const long long v = val[k];
                 const unsigned long long row = small ? static_cast<unsigned long long>(static_cast<unsigned int>(v) /
                                                                                       static_cast<unsigned int>(seg))
                                                      : static_cast<unsigned long long>(v / seg);
+#if GP_SORT_PACK_DIGITS
+                d = static_cast<unsigned int>(row >> shift) & (RADIX - 1u);
+#else
                 dig[k] = static_cast<unsigned int>(row >> shift) & (RADIX - 1u);
+#endif
             }
         }
+#if GP_SORT_PACK_DIGITS
+        dset(dig, k, d);   // (in order of k: a packed word's first digit sets the whole word)
+#endif
     }
 
 #if GP_SORT_EARLY_PUBLISH
@@ -322,13 +348,13 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
         if (bucket) s_early[threadIdx.x] = 0u;
         __syncthreads();
 #pragma unroll
-        for (int k = 0; k < K; ++k) count_digit(s_early, dig[k], w * WSEG + 32 * k + lane < tile_n);
+        for (int k = 0; k < K; ++k) count_digit(s_early, dget(dig, k), w * WSEG + 32 * k + lane < tile_n);
         __syncthreads();
         if (bucket)
             st_relaxed(cur + tile * RADIX + threadIdx.x, (tile == 0 ? WD::INC : WD::AGG) | static_cast<W>(s_early[threadIdx.x]));
     }
 #endif
-    unsigned short rank[K];
+    RankT rank;
     static_assert(TILE * SB >= (T / 32) * RADIX * 4, "the tile buffer holds the match words");
     if constexpr (R3)
         warp_histogram<T, K>(dig, s);
@@ -413,16 +439,16 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
 
     // keys (and their digits) into shared memory in bucket order
     U* sk = reinterpret_cast<U*>(s_buf);
-    unsigned short slot[K];
+    RankT slot;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         // (written inline, not through const locals: that shape alone took ptxas from 20 to
         // 100 bytes of spills in the float32 pass)
         if constexpr (R3) {
-            slot[k] = rank[k];
-            if (slot[k] < tile_n) {
-                sk[slot[k]] = key[k];
-                s_dig[slot[k]] = static_cast<unsigned char>(dig[k]);
+            rset(slot, k, rget(rank, k));
+            if (rget(slot, k) < tile_n) {
+                sk[rget(slot, k)] = key[k];
+                s_dig[rget(slot, k)] = static_cast<unsigned char>(dget(dig, k));
             }
         } else {
 #if GP_SORT_PACK_RANKS
@@ -432,10 +458,10 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
                 s_dig[slot[k]] = static_cast<unsigned char>(dig[k] & 0xFFu);
             }
 #else
-            slot[k] = static_cast<unsigned short>(s.start[dig[k]] + s.whist[w][dig[k]] + rank[k]);
-            if (slot[k] < tile_n) {
-                sk[slot[k]] = key[k];
-                s_dig[slot[k]] = static_cast<unsigned char>(dig[k]);
+            rset(slot, k, s.start[dget(dig, k)] + s.whist[w][dget(dig, k)] + rget(rank, k));
+            if (rget(slot, k) < tile_n) {
+                sk[rget(slot, k)] = key[k];
+                s_dig[rget(slot, k)] = static_cast<unsigned char>(dget(dig, k));
             }
 #endif
         }
@@ -454,7 +480,7 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
             V* sv = reinterpret_cast<V*>(s_buf);
 #pragma unroll
             for (int k = 0; k < K; ++k)
-                if (slot[k] < tile_n) sv[slot[k]] = val[k];
+                if (rget(slot, k) < tile_n) sv[rget(slot, k)] = val[k];
             __syncthreads();
             const bool last = rt[5] == rt[6] - 1;  // the last active pass: values out as long long
             const bool mod = seg > 0 && last;      // and as the index inside the row

@@ -37,6 +37,40 @@ __device__ __forceinline__ unsigned long long ld_relaxed(const unsigned long lon
     return v;
 }
 
+// An item's digit and rank through one interface, whether they live in plain arrays (one
+// register per item) or packed (GP_SORT_PACK_DIGITS in sort.cu: four 8-bit digits, two 16-bit
+// ranks per register, fewer live registers in the onesweep pass). Every index is a
+// compile-time constant after unrolling, so a packed get or set is one bit-field instruction.
+template <int N>
+struct digits8 {
+    unsigned int w[(N + 3) / 4];
+};
+template <int N>
+struct ranks16 {
+    unsigned int w[(N + 1) / 2];
+};
+template <int N>
+__device__ __forceinline__ unsigned int dget(const unsigned int (&d)[N], int k) { return d[k]; }
+template <int N>
+__device__ __forceinline__ void dset(unsigned int (&d)[N], int k, unsigned int v) { d[k] = v; }
+template <int N>
+__device__ __forceinline__ unsigned int dget(const digits8<N>& d, int k) { return (d.w[k >> 2] >> (8 * (k & 3))) & 0xFFu; }
+template <int N>
+__device__ __forceinline__ void dset(digits8<N>& d, int k, unsigned int v) {
+    const int sh = 8 * (k & 3);
+    d.w[k >> 2] = (k & 3) == 0 ? v : (d.w[k >> 2] & ~(0xFFu << sh)) | (v << sh);   // (set in order of k)
+}
+template <int N>
+__device__ __forceinline__ unsigned short rget(const unsigned short (&r)[N], int k) { return r[k]; }
+template <int N>
+__device__ __forceinline__ void rset(unsigned short (&r)[N], int k, unsigned int v) { r[k] = static_cast<unsigned short>(v); }
+template <int N>
+__device__ __forceinline__ unsigned int rget(const ranks16<N>& r, int k) { return (r.w[k >> 1] >> (16 * (k & 1))) & 0xFFFFu; }
+template <int N>
+__device__ __forceinline__ void rset(ranks16<N>& r, int k, unsigned int v) {
+    r.w[k >> 1] = (k & 1) == 0 ? v : (r.w[k >> 1] & 0xFFFFu) | (v << 16);   // (set in order of k)
+}
+
 template <class U>
 __device__ __forceinline__ U shfl_xor(U v, int m) {
     if constexpr (sizeof(U) < 4) {
@@ -79,9 +113,8 @@ struct rank_smem {
 // and clears the word.
 // PACK: the rank goes into bits 16.. of dig[k] (whose digit stays in bits 0..7) instead of
 // rank[k], so digits and ranks share registers (the onesweep pass, GP_SORT_PACK_RANKS).
-template <int THREADS, int ITEMS, bool PACK = false>
-__device__ __forceinline__ void rank_in_warps(unsigned int (&dig)[ITEMS], unsigned short (&rank)[ITEMS],
-                                              rank_smem<THREADS>& s, unsigned int* match) {
+template <int THREADS, int ITEMS, bool PACK = false, class D, class R>
+__device__ __forceinline__ void rank_in_warps(D& dig, R& rank, rank_smem<THREADS>& s, unsigned int* match) {
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     unsigned short* h = s.whist[w];
     unsigned int* mt = match + w * RADIX;
@@ -94,7 +127,7 @@ __device__ __forceinline__ void rank_in_warps(unsigned int (&dig)[ITEMS], unsign
     const unsigned int me = 1u << lane, below = me - 1u;
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
-        const unsigned int d = dig[k];   // (PACK: no rank in it yet)
+        const unsigned int d = dget(dig, k);   // (PACK: no rank in it yet)
 #if GP_SORT_RANK_MODE == 1
         const unsigned int peers = __match_any_sync(FULL, d);
 #elif GP_SORT_RANK_MODE == 2
@@ -121,7 +154,7 @@ __device__ __forceinline__ void rank_in_warps(unsigned int (&dig)[ITEMS], unsign
         if constexpr (PACK) {
             dig[k] = d | ((old + __popc(peers & below)) << 16);
         } else {
-            rank[k] = static_cast<unsigned short>(old + __popc(peers & below));
+            rset(rank, k, old + __popc(peers & below));
         }
         __syncwarp();
     }
@@ -192,15 +225,15 @@ __device__ __forceinline__ void bucket_starts(rank_smem<THREADS>& s,
 // bucket_starts run, and the tile's counts are published, before the ranking; seed_slots then
 // turns s.whist[w][b] into the first tile slot of warp w's items of bucket b, and rank_seeded
 // gives every item its slot in the tile (no per-item lookups of s.start / s.whist after it).
-template <int THREADS, int ITEMS>
-__device__ __forceinline__ void warp_histogram(const unsigned int (&dig)[ITEMS], rank_smem<THREADS>& s) {
+template <int THREADS, int ITEMS, class D>
+__device__ __forceinline__ void warp_histogram(const D& dig, rank_smem<THREADS>& s) {
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     unsigned int* h = reinterpret_cast<unsigned int*>(s.whist[w]);  // s.whist[w][2i + 1]: high half of h[i]
 #pragma unroll
     for (int i = lane; i < RADIX / 2; i += 32) h[i] = 0u;
     __syncwarp();
 #pragma unroll
-    for (int k = 0; k < ITEMS; ++k) atomicAdd(h + (dig[k] >> 1), (dig[k] & 1u) ? 0x10000u : 1u);
+    for (int k = 0; k < ITEMS; ++k) atomicAdd(h + (dget(dig, k) >> 1), (dget(dig, k) & 1u) ? 0x10000u : 1u);
 }
 
 // After bucket_counts and bucket_starts: s.whist[w][b] += s.start[b]; ends with a __syncthreads.
@@ -222,9 +255,8 @@ __device__ __forceinline__ void seed_slots(rank_smem<THREADS>& s) {
 
 // The slot in the tile of every item (after seed_slots): lanes sharing a digit found as in
 // rank_in_warps (shared atomicOr on match words); the leader advances the warp's seeded slot.
-template <int THREADS, int ITEMS>
-__device__ __forceinline__ void rank_seeded(const unsigned int (&dig)[ITEMS], unsigned short (&slot)[ITEMS],
-                                            rank_smem<THREADS>& s, unsigned int* match) {
+template <int THREADS, int ITEMS, class D, class R>
+__device__ __forceinline__ void rank_seeded(const D& dig, R& slot, rank_smem<THREADS>& s, unsigned int* match) {
     const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
     unsigned short* h = s.whist[w];
     unsigned int* mt = match + w * RADIX;
@@ -234,7 +266,7 @@ __device__ __forceinline__ void rank_seeded(const unsigned int (&dig)[ITEMS], un
     const unsigned int me = 1u << lane, below = me - 1u;
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
-        const unsigned int d = dig[k];
+        const unsigned int d = dget(dig, k);
         atomicOr(mt + d, me);
         __syncwarp();
         const unsigned int peers = mt[d];
@@ -247,7 +279,7 @@ __device__ __forceinline__ void rank_seeded(const unsigned int (&dig)[ITEMS], un
             h[d] = static_cast<unsigned short>(first + __popc(peers));
         }
         first = __shfl_sync(FULL, first, leader);
-        slot[k] = static_cast<unsigned short>(first + __popc(peers & below));
+        rset(slot, k, first + __popc(peers & below));
         __syncwarp();
     }
 }
