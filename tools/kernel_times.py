@@ -5,7 +5,8 @@ process; ncu would lock the clocks to base). Usage, with the setup of tools/devi
     python3 tools/kernel_times.py [--each] [case ...]
     cases: sort argsort int64 unique isin inverse colsum colsum64 (sum axis 0 of (2^18, 256))
            norm (vector_norm axis 1 of (8192, 8192) f32) fft (2^24 c64) fft0 (axis 0 of 4096^2 c64)
-           gemm64 (4096^2 f64 @) solve (4096 f64, one vector)
+           gemm64 (4096^2 f64 @) solve (4096 f64, one vector) floor (x + 1 on one element: the
+           fixed cost of an event-timed call)
 
 Prints, per case and library, each kernel's name (shortened), launches per call and mean
 microseconds per launch, then the sum per call; --each: every launch of a call on its own
@@ -63,6 +64,10 @@ def _cases():
     cases["gemm64"] = (lambda: x["a64"] @ x["a64"], lambda: a64 @ a64, lambda: t["a64"] @ t["a64"])
     cases["solve"] = (lambda: xp.linalg.solve(x["a64"], x["b64"]), lambda: cp.linalg.solve(a64, b64),
                       lambda: torch.linalg.solve(t["a64"], t["b64"]))
+    # the floor of an event-timed call: one elementwise op on one element (launch and host path)
+    one = cp.ones(1, cp.float32)
+    t["one"], x["one"] = torch.as_tensor(one, device="cuda"), xp.asarray(one)
+    cases["floor"] = (lambda: x["one"] + 1, lambda: one + 1, lambda: t["one"] + 1)
     return cases
 
 
