@@ -32,8 +32,10 @@
 #endif
 // Keys-only sorts of 4-byte keys take a wider tile (CUB's shape: 384 x 18 keys, 3 blocks per
 // SM). H200, 2^26 float32: 2.29 ms against 2.45-2.66 ms for every 256 x 16 variant; 2^24
-// int32 in [0, 2^20): 0.388 ms against 0.41 ms (tools/tune.py --groups sort). Pairs and
-// 8-byte keys keep 256 x 16: their 384 x 18 tile needs more than 48 KB of static shared memory.
+// int32 in [0, 2^20): 0.388 ms against 0.41 ms (tools/tune.py --groups sort). Pairs of 4-byte
+// keys and 32-bit values take it too (GP_SORT_WIDE_PAIRS); keys-only sorts of 8-byte keys
+// take the K8 tile below; the other pairs keep 256 x 16, whose 384 x 18 tile would need more
+// than 48 KB of static shared memory.
 #ifndef GP_SORT_WIDE_THREADS
 #define GP_SORT_WIDE_THREADS 384
 #endif
