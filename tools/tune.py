@@ -293,11 +293,14 @@ def _sort_variants():
 
 
 def group_sort(repeat):
-    """The onesweep sort of 2^26 float32 (keys), its argsort (pairs), the sort of 2^24
-    int32 in [0, 2^20) and of 2^26 int64 (full range: 8 digit passes; sort and argsort) per variant of the sort family's compile-time constants (GP_SORT_ITEMS,
-    GP_SORT_OS_THREADS: pairs of 8-byte keys, 64-bit values; GP_SORT_K8_THREADS, GP_SORT_K8_ITEMS, GP_SORT_K8_MIN_BLOCKS: 8-byte keys alone; GP_SORT_WIDE_THREADS, GP_SORT_WIDE_ITEMS:
-    4-byte keys alone or, with GP_SORT_WIDE_PAIRS=1, with 32-bit values; GP_SORT_MIN_BLOCKS, GP_SORT_HIST_ITEMS, GP_SORT_HIST_SPREAD), against CuPy's sort /
-    argsort (CUB) in the same run ("torch" column)."""
+    """The onesweep sort of 2^26 float32 (keys), its argsort (pairs), the sort of 2^24 int32
+    in [0, 2^20) and of 2^26 int64 (full range: 8 digit passes; sort and argsort) per
+    variant of the sort family's compile-time constants, against CuPy's sort / argsort (CUB)
+    in the same run ("torch" column): GP_SORT_ITEMS, GP_SORT_OS_THREADS (pairs of 8-byte
+    keys, 64-bit values); GP_SORT_K8_THREADS, GP_SORT_K8_ITEMS, GP_SORT_K8_MIN_BLOCKS (8-byte
+    keys alone); GP_SORT_WIDE_THREADS, GP_SORT_WIDE_ITEMS (4-byte keys alone or, with
+    GP_SORT_WIDE_PAIRS=1, with 32-bit values); GP_SORT_MIN_BLOCKS, GP_SORT_HIST_ITEMS,
+    GP_SORT_HIST_SPREAD, and the switches of include/gp/sort_switches.cuh."""
     import cupy as cp
     import gparray as xp
     from gparray._engine import _launch, _sort
@@ -323,10 +326,7 @@ def group_sort(repeat):
         _sort.ITEMS, _sort.OS_THREADS = items, threads
         _sort.WIDE_THREADS, _sort.WIDE_ITEMS = v.get("WIDE_THREADS", d_wide[0]), v.get("WIDE_ITEMS", d_wide[1])
         _sort.WIDE_PAIRS = bool(v.get("WIDE_PAIRS", d_wide[2]))
-        # (while the header's K8 tile is OS_THREADS x ITEMS, an unset one follows them)
-        follow = d_k8 == (d_threads, d_items)
-        _sort.K8_THREADS = v.get("K8_THREADS", threads if follow else d_k8[0])
-        _sort.K8_ITEMS = v.get("K8_ITEMS", items if follow else d_k8[1])
+        _sort.K8_THREADS, _sort.K8_ITEMS = v.get("K8_THREADS", d_k8[0]), v.get("K8_ITEMS", d_k8[1])
         _registry.clear_memo()
         _launch._kernels.clear()
         cases = (("sort f32 2^26", lambda: xp.sort(a), lambda r: (cp.from_dlpack(r) == want).all(), ref, 8 * n),

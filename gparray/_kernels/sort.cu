@@ -180,11 +180,13 @@ __host__ __device__ constexpr int occupancy_scaled(int at256, int threads) {
 // Threads and keys per thread of a onesweep tile (mirrored by _sort.onesweep_shape): the wide
 // tile for 4-byte keys alone or (GP_SORT_WIDE_PAIRS) with 32-bit values, whose tile slots are
 // 4 bytes; 8-byte keys alone GP_SORT_K8_THREADS x GP_SORT_K8_ITEMS; 256 x 16 for the others.
+__host__ __device__ constexpr bool k8_tile(int key_bytes, bool pairs) { return key_bytes == 8 && !pairs; }
+
 template <class U, bool PAIRS, class V>
 struct onesweep_shape {
     static constexpr bool wide = sizeof(U) == 4 && (!PAIRS || (GP_SORT_WIDE_PAIRS && sizeof(V) == 4));
-    static constexpr int threads = wide ? GP_SORT_WIDE_THREADS : sizeof(U) == 8 && !PAIRS ? GP_SORT_K8_THREADS : GP_SORT_OS_THREADS;
-    static constexpr int items = wide ? GP_SORT_WIDE_ITEMS : sizeof(U) == 8 && !PAIRS ? GP_SORT_K8_ITEMS : GP_SORT_ITEMS;
+    static constexpr int threads = wide ? GP_SORT_WIDE_THREADS : k8_tile(sizeof(U), PAIRS) ? GP_SORT_K8_THREADS : GP_SORT_OS_THREADS;
+    static constexpr int items = wide ? GP_SORT_WIDE_ITEMS : k8_tile(sizeof(U), PAIRS) ? GP_SORT_K8_ITEMS : GP_SORT_ITEMS;
 };
 
 template <class U, bool PAIRS, class V>
@@ -196,7 +198,7 @@ struct onesweep_occupancy {
     // 2; other block sizes than 256: about the same threads per SM (384 threads: 3, 2, 1)
     static constexpr int bytes = sizeof(U) + (PAIRS ? sizeof(V) : 0);
     // (8-byte keys alone: GP_SORT_K8_MIN_BLOCKS)
-    static constexpr int value = sizeof(U) == 8 && !PAIRS ? GP_SORT_K8_MIN_BLOCKS
+    static constexpr int value = k8_tile(sizeof(U), PAIRS) ? GP_SORT_K8_MIN_BLOCKS
                                  : occupancy_scaled(bytes <= 4 ? 4 : bytes <= 12 ? 3 : 2,
                                                     onesweep_shape<U, PAIRS, V>::threads);
 #endif
