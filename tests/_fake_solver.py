@@ -531,6 +531,9 @@ class NumpyOps:
     def eye(self, batch, n, dtype, like):
         return self._new(np.broadcast_to(np.eye(n, dtype=dtype), tuple(batch) + (n, n)).copy())
 
+    def gather_last(self, x, perm, dtype):
+        return self._new(np.array(np.take(x, perm, axis=-1), dtype=dtype, order="C"))
+
     @staticmethod
     def ptr(x):
         return x.ctypes.data
@@ -585,3 +588,39 @@ def install(monkeypatch, mem):
     monkeypatch.setattr(_solver, "_alloc", alloc)
     monkeypatch.setattr(_solver, "_ptr_array", ptr_array)
     return libs
+
+
+def lu_perm_reference(ipiv, n):
+    """The row permutation of getrf's 1-based pivots (gp_lu_perm's contract): the swaps of
+    rows i and ipiv[i] - 1 applied in order to 0 ... n - 1; pivots outside [0, n) skipped."""
+    perm = np.arange(n, dtype=np.int64)
+    for i, p in enumerate(np.asarray(ipiv, dtype=np.int64)[:n] - 1):
+        if p != i and 0 <= p < n:
+            perm[[i, p]] = perm[[p, i]]
+    return perm
+
+
+def install_lu_perm(monkeypatch, mem, min_n=2):
+    """The solve path of one large matrix on the model: lu_perm_ok from ``min_n`` up,
+    lu_perm by lu_perm_reference, lu_solve by NumPy's triangular solves on the factors."""
+    from gparray._engine import _solver
+
+    def lu_perm(ipiv, perm, n, dev):
+        mem.calls.append("lu_perm")
+        mem.vec(perm, n, np.int64, "perm")[:] = lu_perm_reference(mem.vec(ipiv, n, np.int32, "ipiv"), n)
+
+    def lu_solve(dtype, n, a, b, nrhs, dev):
+        mem.calls.append("lu_solve")
+        f = np.array(mem.cm(a, n, n, n, dtype, "A"))
+        rhs = mem.cm(b, n, nrhs, n, dtype, "B")
+        x = np.array(rhs)
+        with np.errstate(all="ignore"):   # (a singular U gives inf/NaN, as cuBLAS' solves do)
+            for i in range(n):                          # L (unit lower)
+                x[i] -= f[i, :i] @ x[:i]
+            for i in range(n - 1, -1, -1):              # U
+                x[i] = (x[i] - f[i, i + 1:] @ x[i + 1:]) / f[i, i]
+        rhs[...] = x
+
+    monkeypatch.setattr(_solver, "lu_perm_ok", lambda n: min_n <= n <= _solver.LU_PERM_MAX)
+    monkeypatch.setattr(_solver, "lu_perm", lu_perm)
+    monkeypatch.setattr(_solver, "lu_solve", lu_solve)

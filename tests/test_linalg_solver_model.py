@@ -16,7 +16,7 @@ from gparray.linalg import _decompositions as dec
 from gparray.linalg import _solvers as sol
 from gparray.linalg._errors import LinAlgError
 
-from _fake_solver import Memory, NumpyOps, install
+from _fake_solver import Memory, NumpyOps, install, install_lu_perm, lu_perm_reference
 from _linalg_inputs import path, rand, hpd  # noqa: F401 (path: a fixture)
 
 FLOATS = ["float32", "float64", "complex64", "complex128"]
@@ -113,6 +113,66 @@ def test_solve(o, path, dtypes, shapes):
             got = sol._solve(o, x1, x2)
             assert got.shape == want.shape and got.dtype == dt, (n1, n2)
             close(got, want, dt, 20)
+
+
+@pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "float32"), ("complex64", "float32"),
+                                    ("float32", "complex128")])
+@pytest.mark.parametrize("shapes", [((3, 3), (3,)), ((3, 3), (3, 2)), ((3, 3), (5, 3, 2)), ((1, 3, 3), (4, 3, 1)),
+                                    ((30, 30), (30, 7)), ((1, 1, 30, 30), (30, 2)), ((30, 30), (30,))])
+def test_solve_one_matrix_through_its_permutation(o, mem, monkeypatch, dtypes, shapes):
+    """One matrix (any stack of one): getrf, lu_perm, the right-hand sides gathered through
+    the permutation, lu_solve; no getrs. The same answers as numpy.linalg.solve."""
+    install_lu_perm(monkeypatch, mem)
+    d1, d2 = dtypes
+    a = rand(shapes[0], d1) + 3 * np.eye(shapes[0][-1], dtype=d1)
+    b = rand(shapes[1], d2, 1)
+    want = np.linalg.solve(a, b)
+    dt = np.promote_types(d1, d2)
+    for n1, x1 in layouts(a):
+        for n2, x2 in (layouts(b) if b.ndim >= 2 else [("c", b), ("step", np.repeat(b, 2)[::2])]):
+            mem.calls.clear()
+            got = sol._solve(o, x1, x2)
+            assert got.shape == want.shape and got.dtype == dt, (n1, n2)
+            close(got, want, dt, 20)
+            assert "getrs" not in mem.calls and mem.calls.count("lu_perm") == mem.calls.count("lu_solve") == 1, mem.calls
+
+
+def test_solve_one_matrix_pivots_and_singular(o, mem, monkeypatch):
+    # a permutation matrix needs every pivot; a singular one still raises after the solves
+    install_lu_perm(monkeypatch, mem)
+    p = np.eye(6)[[3, 0, 5, 1, 4, 2]]
+    b = np.arange(12.0).reshape(6, 2)
+    np.testing.assert_allclose(sol._solve(o, p, b), np.linalg.solve(p, b))
+    with pytest.raises(LinAlgError, match=r"^solve: Singular matrix$"):
+        sol._solve(o, np.ones((4, 4)), np.ones(4))
+
+
+def test_lu_perm_reference_is_the_row_interchanges():
+    # the permutation equals LAPACK's laswp applied to the rows of the identity
+    rng = np.random.default_rng(5)
+    for n in (1, 2, 7, 100):
+        ipiv = np.array([rng.integers(i, n) + 1 for i in range(n)], np.int32)
+        perm = lu_perm_reference(ipiv, n)
+        rows = np.eye(n)
+        for i, q in enumerate(ipiv - 1):
+            rows[[i, q]] = rows[[q, i]]
+        np.testing.assert_array_equal(rows, np.eye(n)[perm])
+    assert list(lu_perm_reference(np.array([0, 9, -3, 4], np.int32), 4)) == [0, 1, 2, 3]
+    assert list(lu_perm_reference(np.array([2, 4, 3, 4], np.int32), 4)) == [1, 3, 2, 0]
+
+
+def test_lu_perm_bounds_and_header(mem):
+    import re
+    from pathlib import Path
+
+    text = (Path(_solver.__file__).parents[1] / "_kernels" / "linalg_small.cu").read_text()
+    assert int(re.search(r"#define GP_LU_PERM_MAX (\d+)", text).group(1)) == _solver.LU_PERM_MAX
+    assert int(re.search(r"#define GP_LU_PERM_THREADS (\d+)", text).group(1)) == _solver.LU_PERM_THREADS
+    assert "gp_lu_perm" in _solver.instances()
+    for n in (0, _solver.LU_PERM_MAX + 1):
+        with pytest.raises(ValueError, match="^lu_perm: "):
+            _solver.lu_perm(0, 0, n, 0)
+    assert not _solver.lu_perm_ok(_solver.LU_PERM_MIN)   # the CPU tier's bindings are a model
 
 
 def test_solve_singular_and_empty(o):

@@ -347,3 +347,57 @@ def gemm(p, dtype, a_ptr: int, b_ptr: int, c_ptr: int, dev: int, stream_ptr: int
     the plan copies them) into the C-contiguous result at ``c_ptr``; ``dtype``: float32,
     float64, complex64 or complex128."""
     launch(prepare(p, dtype), a_ptr, b_ptr, c_ptr, dev, stream_ptr)
+
+
+# ---------------------------------------------------------------------------- LU solves
+_FILL_LOWER, _FILL_UPPER, _DIAG_NON_UNIT, _DIAG_UNIT, _SIDE_LEFT = 0, 1, 0, 1, 0
+
+
+def _tr_fn(pre: str, vector: bool, h: int):
+    """ctypes ``cublas<t>trsv_v2`` (vector) or ``cublas<t>trsm_v2`` of the loaded libcublas,
+    or None (then CuPy's trsm binding serves)."""
+    key = (pre, "trsv" if vector else "trsm")
+    f = _fns.get(key)
+    if f is None:
+        lib = _library(h)
+        f = None if lib is None else getattr(lib, f"cublas{pre}{key[1]}_v2", None)
+        if f is not None:
+            f.restype = ctypes.c_int
+        _fns[key] = f = f or False
+    return f or None
+
+
+def lu_solve(dtype: str, n: int, a: int, b: int, nrhs: int, dev: int, stream_ptr: int) -> None:
+    """B := U^-1 L^-1 B in place for the LU factors at ``a`` (column-major n x n, lda = n, as
+    getrf leaves them: L unit lower, U upper) and the column-major n x ``nrhs`` right-hand
+    sides at ``b`` (ldb = n), already row-permuted: two triangular solves on
+    ``stream_ptr`` (``dev`` current), trsv for one right-hand side, else trsm."""
+    if n == 0 or nrhs == 0:
+        return
+    if max(n, nrhs) > INT32_MAX:
+        raise ValueError(f"solve: a dimension of {max(n, nrhs)} exceeds cuBLAS' 32-bit sizes")
+    pre = _FUNCS[dtype]
+    dt = np.dtype(dtype)
+    sc = _scalars.get(dt.name)
+    if sc is None:
+        one, zero = np.ones(1, dt), np.zeros(1, dt)
+        p1, p0 = one.ctypes.data, zero.ctypes.data
+        sc = _scalars[dt.name] = (p1, p0, _V(p1), _V(p0), (one, zero))
+    h = bind(dev, stream_ptr)
+    fn = _tr_fn(pre, nrhs == 1, h)
+    steps = ((_FILL_LOWER, _DIAG_UNIT), (_FILL_UPPER, _DIAG_NON_UNIT))
+    if fn is not None:
+        hv, av, bv = _V(h), _V(a), _V(b)
+        for uplo, diag in steps:
+            if nrhs == 1:
+                st = fn(hv, uplo, _OP["N"], diag, n, av, n, bv, 1)
+            else:
+                st = fn(hv, _SIDE_LEFT, uplo, _OP["N"], diag, n, nrhs, sc[2], av, n, bv, n)
+            if st:
+                raise RuntimeError(f"solve: cublas{pre}{'trsv' if nrhs == 1 else 'trsm'}_v2 failed with "
+                                   f"cublasStatus_t {st}")
+        return
+    binding = getattr(_cublas(), pre.lower() + "trsm")   # (sets the current stream itself)
+    hs = shared_handle(dev)
+    for uplo, diag in steps:
+        binding(hs, _SIDE_LEFT, uplo, _OP["N"], diag, n, nrhs, sc[0], a, n, b, n)

@@ -54,6 +54,13 @@ REAL = {"float32": "float32", "float64": "float64", "complex64": "float32", "com
 INV_SMALL_MAX = 8
 INV_SMALL_THREADS = 128                    # GP_INV_SMALL_THREADS
 SMALL_FAMILY = "linalg_small"
+# solve with one matrix of order LU_PERM_MIN ... LU_PERM_MAX (GP_LU_PERM_MAX): getrf, the row
+# permutation of its pivots (gp_lu_perm), the right-hand sides gathered through it, two
+# triangular solves; getrs' row interchanges run one after another in global memory (476 us
+# of a 4096 solve's 14.4 ms on an H200). 0 turns it off.
+LU_PERM_MIN = 64
+LU_PERM_MAX = 8192
+LU_PERM_THREADS = 256                      # GP_LU_PERM_THREADS
 
 # Largest sizes the batched routines take (syevjBatched and gesvdjBatched: at most 32 by
 # cuSOLVER's contract); the LU and Cholesky ones follow CuPy's measured rule of thumb
@@ -273,9 +280,36 @@ def small_name(dtype: str, n: int) -> str:
     return k
 
 
+def lu_perm_ok(n: int) -> bool:
+    """Whether ``solve`` of one n x n matrix takes ``lu_perm`` and ``_blas.lu_solve`` instead
+    of getrs (LU_PERM_MIN <= n <= LU_PERM_MAX; the CPU tier's LAPACK model of the bindings
+    models getrs, so there it is False)."""
+    return (0 < LU_PERM_MIN <= n <= LU_PERM_MAX
+            and isinstance(_libs()[0], types.ModuleType))
+
+
+def lu_perm(ipiv: int, perm: int, n: int, dev: int) -> None:
+    """perm (int64[n]) := the row permutation of getrf's pivots ipiv (int32[n], 1-based), so
+    that P B = B[perm]; one block of gp_lu_perm. n <= LU_PERM_MAX."""
+    if not 0 < n <= LU_PERM_MAX:
+        raise ValueError(f"lu_perm: order {n} outside 1 ... {LU_PERM_MAX}")
+    with _backend.on_device(dev), _faults.checked("solve"):
+        launch(SMALL_FAMILY, "gp_lu_perm", dev, 1, (np.uint64(perm), np.uint64(ipiv), np.int32(n)),
+               block=LU_PERM_THREADS)
+
+
+def lu_solve(dtype: str, n: int, a: int, b: int, nrhs: int, dev: int) -> None:
+    """B := U^-1 L^-1 B in place (the factors at ``a`` as getrf left them, the column-major n x
+    ``nrhs`` right-hand sides at ``b`` already permuted by ``lu_perm``'s permutation), on the
+    current stream: ``_blas.lu_solve``."""
+    with _backend.on_device(dev), _faults.checked("solve"):
+        _blas.lu_solve(dtype, n, a, b, nrhs, dev, _backend.cupy().cuda.get_current_stream().ptr)
+
+
 def instances() -> list[str]:
-    """Registered "linalg_small" instances: float32 and float64, n = 1 ... INV_SMALL_MAX."""
-    return [small_name(dt, n) for dt in ("float32", "float64") for n in range(1, INV_SMALL_MAX + 1)]
+    """Registered "linalg_small" instances: float32 and float64, n = 1 ... INV_SMALL_MAX,
+    and gp_lu_perm."""
+    return [small_name(dt, n) for dt in ("float32", "float64") for n in range(1, INV_SMALL_MAX + 1)] + ["gp_lu_perm"]
 
 
 # ---------------------------------------------------------------------------- QR

@@ -20,9 +20,17 @@
 //          interchanges as column interchanges in reverse order.
 // Every loop bound is a compile-time constant and pivots are selected by comparisons, so
 // the matrix stays in registers (no runtime index into a local array).
+//
+// gp_lu_perm: the row permutation of getrf's pivot sequence (gparray/_engine/_solver.py,
+// ``lu_perm``; gparray.linalg.solve of one large matrix), so that the right-hand sides are
+// gathered once (P B = B[perm]) instead of getrs' row interchanges, which run one after
+// another in global memory.
 #include "gp/types.cuh"
 
 #define GP_INV_SMALL_THREADS 128
+#define GP_LU_PERM_MAX 8192    // largest order gp_lu_perm takes (its permutation in shared memory)
+#define GP_LU_PERM_CHUNK 2048  // pivots staged in shared memory at a time
+#define GP_LU_PERM_THREADS 256
 
 namespace gp {
 namespace ls {
@@ -160,4 +168,39 @@ __global__ void __launch_bounds__(GP_INV_SMALL_THREADS)
 #pragma unroll
         for (int j = 0; j < N; ++j) ob[i * N + j] = a[i][j];
     }
+}
+
+// perm[i] (i < m) = the row of the original matrix that getrf's interchanges bring to row i:
+// ipiv (1-based, LAPACK's) says row i was swapped with row ipiv[i] - 1, for i = 0 ... m - 1
+// in that order. One block: the identity in shared memory, the pivots staged a chunk at a
+// time by every thread, the swaps made in order by thread 0 (each depends on the ones
+// before it), the permutation written out by every thread. A pivot outside [0, m) (getrf
+// never writes one) is skipped, so no input reads or writes outside the arrays.
+// m <= GP_LU_PERM_MAX; one block of GP_LU_PERM_THREADS threads.
+__global__ void __launch_bounds__(GP_LU_PERM_THREADS)
+    gp_lu_perm(long long* __restrict__ perm, const int* __restrict__ ipiv, int m) {
+    __shared__ int s_perm[GP_LU_PERM_MAX];
+    __shared__ unsigned int s_piv[GP_LU_PERM_CHUNK];
+    if (m > GP_LU_PERM_MAX) return;
+    for (int i = threadIdx.x; i < m; i += GP_LU_PERM_THREADS) s_perm[i] = i;
+    for (int c0 = 0; c0 < m; c0 += GP_LU_PERM_CHUNK) {
+        const int len = m - c0 < GP_LU_PERM_CHUNK ? m - c0 : GP_LU_PERM_CHUNK;
+        __syncthreads();   // (the previous chunk's swaps done before its pivots are replaced)
+        for (int i = threadIdx.x; i < len; i += GP_LU_PERM_THREADS)
+            s_piv[i] = static_cast<unsigned int>(ipiv[c0 + i]) - 1u;   // (0 and negatives: >= m)
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            for (int i = 0; i < len; ++i) {
+                const int g = c0 + i;
+                const unsigned int p = s_piv[i];
+                if (p != static_cast<unsigned int>(g) && p < static_cast<unsigned int>(m)) {
+                    const int t = s_perm[g];
+                    s_perm[g] = s_perm[p];
+                    s_perm[p] = t;
+                }
+            }
+        }
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < m; i += GP_LU_PERM_THREADS) perm[i] = s_perm[i];
 }

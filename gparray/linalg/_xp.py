@@ -64,6 +64,16 @@ def eye(batch: tuple, n: int, dtype, like):
     return _copy(broadcast_to(e, tuple(batch) + (n, n))) if batch else e
 
 
+def gather_last(x, perm, dtype):
+    """A new C-contiguous array of ``x`` (any layout) with its last axis gathered through
+    ``perm`` (int64[x.shape[-1]]: element i of the result is element perm[i] of x), in
+    ``dtype``."""
+    from .._indexing_functions import take
+
+    r = take(x, perm, axis=x.ndim - 1)
+    return r if r.dtype == dtype else _copy(r, dtype)
+
+
 def ptr(x) -> int:
     return x._ptr
 
