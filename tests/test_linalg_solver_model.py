@@ -97,6 +97,19 @@ def test_inv_singular_names_the_matrix(o):
         sol._inv(o, np.zeros((2, 2)))
 
 
+def _check_solve(o, a, b, dt, before=lambda: None, after=lambda: None):
+    """sol._solve of every layout of ``a`` and of ``b`` against numpy.linalg.solve (result
+    dtype ``dt``); ``before``/``after`` run around each call."""
+    want = np.linalg.solve(a, b)
+    for n1, x1 in layouts(a):
+        for n2, x2 in (layouts(b) if b.ndim >= 2 else [("c", b), ("step", np.repeat(b, 2)[::2])]):
+            before()
+            got = sol._solve(o, x1, x2)
+            assert got.shape == want.shape and got.dtype == dt, (n1, n2)
+            close(got, want, dt, 20)
+            after()
+
+
 @pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "float32"), ("complex64", "float32"),
                                     ("float32", "complex128"), ("complex128", "complex128")])
 @pytest.mark.parametrize("shapes", [((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (3,)), ((2, 3, 3), (2, 3, 4)),
@@ -106,13 +119,7 @@ def test_solve(o, path, dtypes, shapes):
     d1, d2 = dtypes
     a = rand(shapes[0], d1) + 3 * np.eye(shapes[0][-1], dtype=d1)
     b = rand(shapes[1], d2, 1)
-    want = np.linalg.solve(a, b)
-    dt = np.promote_types(d1, d2)
-    for n1, x1 in layouts(a):
-        for n2, x2 in (layouts(b) if b.ndim >= 2 else [("c", b), ("step", np.repeat(b, 2)[::2])]):
-            got = sol._solve(o, x1, x2)
-            assert got.shape == want.shape and got.dtype == dt, (n1, n2)
-            close(got, want, dt, 20)
+    _check_solve(o, a, b, np.promote_types(d1, d2))
 
 
 @pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float32", "float32"), ("complex64", "float32"),
@@ -126,15 +133,10 @@ def test_solve_one_matrix_through_its_permutation(o, mem, monkeypatch, dtypes, s
     d1, d2 = dtypes
     a = rand(shapes[0], d1) + 3 * np.eye(shapes[0][-1], dtype=d1)
     b = rand(shapes[1], d2, 1)
-    want = np.linalg.solve(a, b)
-    dt = np.promote_types(d1, d2)
-    for n1, x1 in layouts(a):
-        for n2, x2 in (layouts(b) if b.ndim >= 2 else [("c", b), ("step", np.repeat(b, 2)[::2])]):
-            mem.calls.clear()
-            got = sol._solve(o, x1, x2)
-            assert got.shape == want.shape and got.dtype == dt, (n1, n2)
-            close(got, want, dt, 20)
-            assert "getrs" not in mem.calls and mem.calls.count("lu_perm") == mem.calls.count("lu_solve") == 1, mem.calls
+    def no_getrs():
+        assert "getrs" not in mem.calls and mem.calls.count("lu_perm") == mem.calls.count("lu_solve") == 1, mem.calls
+
+    _check_solve(o, a, b, np.promote_types(d1, d2), before=mem.calls.clear, after=no_getrs)
 
 
 def test_solve_one_matrix_pivots_and_singular(o, mem, monkeypatch):

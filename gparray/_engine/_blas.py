@@ -80,6 +80,17 @@ _setter_note = ""                          # why it is unavailable
 _fns: dict = {}                            # (prefix, batched) -> (ctypes function or None, CuPy binding)
 
 
+def _host_scalars(dt) -> tuple:
+    """(&one, &zero, c_void_p(&one), c_void_p(&zero), the arrays) of dtype ``dt``: host
+    scalars for cuBLAS' pointer mode host, made once per dtype and kept alive here."""
+    sc = _scalars.get(dt.name)
+    if sc is None:
+        one, zero = np.ones(1, dt), np.zeros(1, dt)
+        p1, p0 = one.ctypes.data, zero.ctypes.data
+        sc = _scalars[dt.name] = (p1, p0, _V(p1), _V(p0), (one, zero))
+    return sc
+
+
 def _cublas():
     from cupy_backends.cuda.libs import cublas
 
@@ -258,11 +269,7 @@ class GemmCall:
         if max(p.m, p.n, p.k) > INT32_MAX:
             raise ValueError(f"matmul: a dimension of {max(p.m, p.n, p.k)} exceeds cuBLAS' 32-bit sizes")
         dt = np.dtype(dtype)
-        sc = _scalars.get(dt.name)
-        if sc is None:
-            one, zero = np.ones(1, dt), np.zeros(1, dt)
-            p1, p0 = one.ctypes.data, zero.ctypes.data
-            sc = _scalars[dt.name] = (p1, p0, _V(p1), _V(p0), (one, zero))
+        sc = _host_scalars(dt)
         isz = dt.itemsize
         self.fkey = (_FUNCS[dt.name], p.inner != 1)
         # the swapped problem: C' (n x m, ld n) = op(B') (n x k) . op(A') (k x m)
@@ -378,11 +385,7 @@ def lu_solve(dtype: str, n: int, a: int, b: int, nrhs: int, dev: int, stream_ptr
         raise ValueError(f"solve: a dimension of {max(n, nrhs)} exceeds cuBLAS' 32-bit sizes")
     pre = _FUNCS[dtype]
     dt = np.dtype(dtype)
-    sc = _scalars.get(dt.name)
-    if sc is None:
-        one, zero = np.ones(1, dt), np.zeros(1, dt)
-        p1, p0 = one.ctypes.data, zero.ctypes.data
-        sc = _scalars[dt.name] = (p1, p0, _V(p1), _V(p0), (one, zero))
+    sc = _host_scalars(dt)
     h = bind(dev, stream_ptr)
     fn = _tr_fn(pre, nrhs == 1, h)
     steps = ((_FILL_LOWER, _DIAG_UNIT), (_FILL_UPPER, _DIAG_NON_UNIT))
