@@ -108,26 +108,24 @@ def _solve(o, x1, x2):
     src = o.broadcast_to(x2, b + (m,)) if vector else o.broadcast_to(x2, s2).mT
     dev = o.dev(x1)
     b1 = tuple(x1.shape[:-2])
-    if _shapes.prod(b1) == 1 and _solver.lu_perm_ok(m):
-        # one large matrix: getrf, its pivots as one permutation, the right-hand sides gathered
-        # through it (that is their copy), two triangular solves (no getrs row interchanges)
-        a = o.contig(o.reshape(x1, (m, m)).mT, dt)
-        ipiv, info, perm = o.empty((m,), _I32, x1), o.empty((), _I32, x1), o.empty((m,), np.dtype("int64"), x1)
-        _solver.getrf(dt.name, m, o.ptr(a), 1, o.ptr(ipiv), o.ptr(info), dev)
-        _solver.lu_perm(o.ptr(ipiv), o.ptr(perm), m, dev)
-        rhs = o.gather_last(src, perm, dt)
-        _solver.lu_solve(dt.name, m, o.ptr(a), o.ptr(rhs), count * k, dev)
-        check_info("solve", o.host(info), (), "Singular matrix")
-        return rhs if vector else rhs.mT
-    rhs = o.contig(src, dt)
     if _shapes.prod(b1) == 1:
-        # one matrix: one LU, one getrs over every right-hand side of the stack (nrhs = count * K)
+        # one matrix: one LU for every right-hand side of the stack (nrhs = count * K)
         a = o.contig(o.reshape(x1, (m, m)).mT, dt)
         ipiv, info = o.empty((m,), _I32, x1), o.empty((), _I32, x1)
         _solver.getrf(dt.name, m, o.ptr(a), 1, o.ptr(ipiv), o.ptr(info), dev)
-        _solver.getrs(dt.name, _solver.OP_N, m, count * k, o.ptr(a), o.ptr(ipiv), o.ptr(rhs), 1, dev)
+        if _solver.lu_perm_ok(m):
+            # its pivots as one permutation, the right-hand sides gathered through it (that is
+            # their copy), two triangular solves: no getrs row interchanges
+            perm = o.empty((m,), np.dtype("int64"), x1)
+            _solver.lu_perm(o.ptr(ipiv), o.ptr(perm), m, dev)
+            rhs = o.gather_last(src, perm, dt)
+            _solver.lu_solve(dt.name, m, o.ptr(a), o.ptr(rhs), count * k, dev)
+        else:
+            rhs = o.contig(src, dt)
+            _solver.getrs(dt.name, _solver.OP_N, m, count * k, o.ptr(a), o.ptr(ipiv), o.ptr(rhs), 1, dev)
         check_info("solve", o.host(info), (), "Singular matrix")
     else:
+        rhs = o.contig(src, dt)
         a = o.contig((x1 if b1 == b else o.broadcast_to(x1, s1)).mT, dt)
         ipiv, info = o.empty(b + (m,), _I32, x1), o.empty(b, _I32, x1)
         _solver.getrf(dt.name, m, o.ptr(a), count, o.ptr(ipiv), o.ptr(info), dev)
