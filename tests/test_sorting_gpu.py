@@ -25,6 +25,7 @@ REAL = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 SIZES = [1, 2, 3, 16, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097, 8191, 8192, 8193,
          6911, 6912, 6913, 13824, 13825,  # the wide tile (384 x 18 keys: keys-only sorts of 4-byte keys)
+         6143, 6144, 6145, 12289,  # 384 x 16 keys (GP_SORT_WIDE_ITEMS=16)
          4223, 4224, 4225, 8448, 8449,  # the 8-byte-key tile (384 x 11 keys: keys-only sorts of 8-byte keys)
          2**16 - 1, 2**16, 2**16 + 1, 2**20 + 3]
 

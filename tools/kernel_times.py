@@ -5,6 +5,7 @@ process; ncu would lock the clocks to base). Usage, with the setup of tools/devi
     python3 tools/kernel_times.py [--each] [case ...]
     cases: sort argsort int64 unique isin inverse colsum colsum64 (sum axis 0 of (2^18, 256))
            norm (vector_norm axis 1 of (8192, 8192) f32) fft (2^24 c64) fft0 (axis 0 of 4096^2 c64)
+           fft1k (1024 c64: the host-time row's kernels)
            gemm64 (4096^2 f64 @) solve (4096 f64, one vector) floor (x + 1 on one element: the
            fixed cost of an event-timed call)
 
@@ -55,6 +56,9 @@ def _cases():
     t["c1"], x["c1"], t["c2"], x["c2"] = (torch.as_tensor(c1, device="cuda"), xp.asarray(c1),
                                           torch.as_tensor(c2, device="cuda"), xp.asarray(c2))
     cases["fft"] = (lambda: xp.fft.fft(x["c1"]), lambda: cp.fft.fft(c1), lambda: torch.fft.fft(t["c1"]))
+    c3 = c1[:1024].copy()
+    t["c3"], x["c3"] = torch.as_tensor(c3, device="cuda"), xp.asarray(c3)
+    cases["fft1k"] = (lambda: xp.fft.fft(x["c3"]), lambda: cp.fft.fft(c3), lambda: torch.fft.fft(t["c3"]))
     cases["fft0"] = (lambda: xp.fft.fft(x["c2"], axis=0), lambda: cp.fft.fft(c2, axis=0),
                      lambda: torch.fft.fft(t["c2"], dim=0))
     a64 = g.standard_normal((4096, 4096)) + 4096 * cp.eye(4096)
