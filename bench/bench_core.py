@@ -220,7 +220,7 @@ def time_gpu(lib, fn, warmup, repeat, calls=1):
         out = res  # the previous result is freed after its timing, not inside the next one
     del out
     sync()
-    return statistics.median(times), times
+    return (statistics.median(times) if times else None), times
 
 
 def _is_missing(exc) -> bool:
@@ -230,6 +230,26 @@ def _is_missing(exc) -> bool:
     msg = str(exc).lower()
     return isinstance(exc, (IndexError, TypeError, ValueError)) and (
         "not supported yet" in msg or "not implemented" in msg)
+
+
+# timed runs of a case are split into this many rounds, every library timed in each
+ROUNDS = 4
+
+
+def _case_failed(row, case, lib, exc, log):
+    """Record ``lib``'s failure on ``case`` (gparray's missing functions as n/a)."""
+    if lib == "gparray" and _is_missing(exc):
+        row["status"][lib] = f"n/a ({_short(exc)})"
+        log(f"[{case.name}] gparray: n/a ({_short(exc)})")
+    else:
+        row["status"][lib] = f"error: {_short(exc)}"
+        log(f"[{case.name}] {lib}: ERROR {_short(exc)}")
+        if os.environ.get("GPARRAY_BENCH_TRACEBACK"):
+            traceback.print_exc()
+    try:
+        sync()
+    except Exception:
+        pass
 
 
 def run_gpu_case(case, libs, warmup, repeat, log):
@@ -253,42 +273,49 @@ def run_gpu_case(case, libs, warmup, repeat, log):
     except Exception as exc:
         log(f"[{case.name}] byte count failed: {_short(exc)}")
 
+    # every library's inputs and warm-up first, then the timed runs in ROUNDS rounds, each
+    # taking every library in turn (starting one library later each round): a GPU whose
+    # clocks drift (power, temperature) over a case no longer favours whichever library runs
+    # first, which a compute-bound case (a float64 product) showed as a few percent
+    ready = []
     for lib in libs:
         if module_of(lib) is None:
             row["status"][lib] = f"n/a ({_import_errors.get(lib, 'not imported')})"
             continue
-        conv = None
         try:
             conv = {k: convert(lib, v) for k, v in data.items()}
             if lib == "torch":
                 torch.cuda.synchronize()
-            m = module_of(lib)
-            op = case.ops[lib]
+            m, op = module_of(lib), case.ops[lib]
+            fn = (lambda op, m, conv: lambda: op(m, conv))(op, m, conv)
             with native_allocator(lib):
-                ms, times = time_gpu(lib, lambda: op(m, conv), warmup, repeat)
-                if case.calls > 1:
-                    row.setdefault("one_call_ms", {})[lib] = ms
-                    ms, times = time_gpu(lib, lambda: op(m, conv), 1, repeat, case.calls)
-                    row["calls"] = case.calls
-            row["times"][lib] = ms
-            row["all_times"][lib] = [round(t, 5) for t in times]
-            row["status"][lib] = "ok"
+                time_gpu(lib, fn, warmup, 0)
+            ready.append((lib, fn))
         except Exception as exc:
-            if lib == "gparray" and _is_missing(exc):
-                row["status"][lib] = f"n/a ({_short(exc)})"
-                log(f"[{case.name}] gparray: n/a ({_short(exc)})")
-            else:
-                row["status"][lib] = f"error: {_short(exc)}"
-                log(f"[{case.name}] {lib}: ERROR {_short(exc)}")
-                if os.environ.get("GPARRAY_BENCH_TRACEBACK"):
-                    traceback.print_exc()
-            try:
-                sync()
-            except Exception:
-                pass
-        finally:
-            conv = None
-            free_memory()
+            _case_failed(row, case, lib, exc, log)
+    for calls in ((1, case.calls) if case.calls > 1 else (1,)):
+        times = {lib: [] for lib, _ in ready}
+        for r in range(min(ROUNDS, max(repeat, 1))):
+            n = repeat // ROUNDS + (1 if r < repeat % ROUNDS else 0)
+            for lib, fn in ready[r % len(ready):] + ready[:r % len(ready)] if ready else ():
+                if lib not in times or not n:
+                    continue
+                try:
+                    with native_allocator(lib):
+                        times[lib] += time_gpu(lib, fn, 1, n, calls)[1]
+                except Exception as exc:
+                    _case_failed(row, case, lib, exc, log)
+                    del times[lib]
+        for lib, ts in times.items():
+            if calls > 1:
+                row["calls"] = calls
+            elif case.calls > 1:
+                row.setdefault("one_call_ms", {})[lib] = statistics.median(ts)
+                continue
+            row["times"][lib] = statistics.median(ts)
+            row["all_times"][lib] = [round(t, 5) for t in ts]
+            row["status"][lib] = "ok"
+    ready = None
     del data
     free_memory()
     return row

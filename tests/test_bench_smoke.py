@@ -269,6 +269,41 @@ def test_every_gpu_case_runs_on_the_stand_ins(fakes):
     assert msgs == [] and state["calls"] > 10 * len(cases)
 
 
+def test_run_gpu_case_interleaves_the_libraries_in_rounds(monkeypatch):
+    """Every library is warmed up first, then timed in core.ROUNDS rounds, each starting one
+    library later; the row's times are the medians over all the rounds; a library failing in
+    one round is reported, the others still timed."""
+    _bench()
+    core = sys.modules["bench_core"]
+    order, clock = [], iter(range(1, 1000))
+    monkeypatch.setattr(core, "module_of", lambda lib: object())
+    monkeypatch.setattr(core, "convert", lambda lib, v: v)
+    monkeypatch.setattr(core, "torch", types.SimpleNamespace(cuda=types.SimpleNamespace(synchronize=lambda: None)))
+    monkeypatch.setattr(core, "sync", lambda: None)
+    monkeypatch.setattr(core, "free_memory", lambda: None)
+
+    def fake_time(lib, fn, warmup, repeat, calls=1):
+        order.append((lib, warmup, repeat, calls))
+        if lib == "torch" and len(order) > 6:
+            raise RuntimeError("boom")
+        ts = [float(next(clock)) for _ in range(repeat)]
+        return (statistics.median(ts) if ts else None), ts
+
+    monkeypatch.setattr(core, "time_gpu", fake_time)
+    monkeypatch.setattr(core, "ROUNDS", 3)
+    libs = ["gparray", "cupy", "torch"]
+    case = core.Case("c", "c", lambda: {"a": 1}, {lib: (lambda m, d: None) for lib in libs})
+    msgs = []
+    row = core.run_gpu_case(case, libs, 2, 7, msgs.append)
+    assert order[:3] == [(lib, 2, 0, 1) for lib in libs]                     # warm-ups
+    assert [o[0] for o in order[3:]] == ["gparray", "cupy", "torch", "cupy", "torch", "gparray", "gparray", "cupy"]
+    assert [o[2] for o in order[3:]] == [3, 3, 3, 2, 2, 2, 2, 2]             # 7 runs over 3 rounds
+    assert row["status"]["gparray"] == row["status"]["cupy"] == "ok"
+    assert "boom" in row["status"]["torch"] and msgs and "torch" not in row["times"]
+    assert len(row["all_times"]["gparray"]) == 7 and row["times"]["gparray"] == statistics.median(
+        row["all_times"]["gparray"])
+
+
 def test_host_transfer_and_multigpu_rows_run_on_the_stand_ins(fakes, monkeypatch):
     bench, core, _ = fakes
     host_rows, transfer_rows, multigpu_rows = (sys.modules[m] for m in ("host_rows", "transfer_rows",
