@@ -204,6 +204,20 @@ struct onesweep_occupancy {
 #endif
 };
 
+// A onesweep tile's items from shared memory (bucket order: slot i of bucket d goes to
+// s_base[d] + i) to global memory; thread t takes slots t, t + T, ... FULL (a whole tile): no
+// bounds test, so the shared loads of several slots can be issued before the first store (with
+// a guarded store per slot ptxas serialized each slot's two dependent shared loads and its store).
+template <bool FULL, int T, int K, class X>
+__device__ __forceinline__ void scatter_slots(X* __restrict__ out, const X* src, const unsigned char* s_dig,
+                                              const long long* s_base, int tile_n) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const int i = k * T + threadIdx.x;
+        if (FULL || i < tile_n) out[s_base[s_dig[i]] + i] = src[i];
+    }
+}
+
 // V: how values travel between passes (unsigned int when every index is below 2^32: half the
 // bytes of long long); the last active pass writes them out as long long.
 template <class U, bool PAIRS, class W, class V>
@@ -260,14 +274,15 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     const int tile_n = n - base < TILE ? static_cast<int>(n - base) : TILE;
     U key[K];
     V val[PAIRS ? K : 1];
-#if GP_SORT_PACK_DIGITS
-    static_assert(!GP_SORT_PACK_RANKS, "PACK_DIGITS packs the ranks itself");
-    typedef digits8<K> DigT;
-    typedef ranks16<K> RankT;
-#else
-    typedef unsigned int DigT[K];
-    typedef unsigned short RankT[K];
-#endif
+    // the lean forms (packed digits and ranks, the slot loop split from its stores, the
+    // unguarded scatter of whole tiles) on every tile but the 8-byte keys-only one, which
+    // measured slower with them (GP_SORT_K8_LEAN)
+    constexpr bool LEAN = !k8_tile(sizeof(U), PAIRS) || GP_SORT_K8_LEAN;
+    constexpr bool PACK = GP_SORT_PACK_DIGITS && LEAN, SPLIT = GP_SORT_SPLIT_SLOTS && LEAN,
+                   FULL = GP_SORT_FULL_SCATTER && LEAN;
+    static_assert(!(GP_SORT_PACK_DIGITS && GP_SORT_PACK_RANKS), "PACK_DIGITS packs the ranks itself");
+    typedef typename pick_type<PACK, digits8<K>, unsigned int[K]>::type DigT;
+    typedef typename pick_type<PACK, ranks16<K>, unsigned short[K]>::type RankT;
     DigT dig;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -275,27 +290,17 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
         const bool ok = e < tile_n;
         key[k] = ok ? ks[base + e] : U(0);
         if constexpr (PAIRS) val[k] = ok ? (vsrc == BUF_IN ? static_cast<V>(base + e) : vs[base + e]) : V(0);
-#if GP_SORT_PACK_DIGITS
         unsigned int d = ok && !row_pass ? digit<U>(key[k], kind, flip, shift) : RADIX - 1;
-#else
-        dig[k] = ok && !row_pass ? digit<U>(key[k], kind, flip, shift) : RADIX - 1;
-#endif
         if constexpr (PAIRS) {
             if (ok && row_pass) {
                 const long long v = val[k];
                 const unsigned long long row = small ? static_cast<unsigned long long>(static_cast<unsigned int>(v) /
                                                                                       static_cast<unsigned int>(seg))
                                                      : static_cast<unsigned long long>(v / seg);
-#if GP_SORT_PACK_DIGITS
                 d = static_cast<unsigned int>(row >> shift) & (RADIX - 1u);
-#else
-                dig[k] = static_cast<unsigned int>(row >> shift) & (RADIX - 1u);
-#endif
             }
         }
-#if GP_SORT_PACK_DIGITS
         dset(dig, k, d);   // (in order of k: a packed word's first digit sets the whole word)
-#endif
     }
 
 #if GP_SORT_EARLY_PUBLISH
@@ -397,40 +402,56 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
 
     // keys (and their digits) into shared memory in bucket order
     U* sk = reinterpret_cast<U*>(s_buf);
+#if GP_SORT_PACK_RANKS
     RankT slot;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-        // (written inline, not through const locals: that shape alone took ptxas from 20 to
-        // 100 bytes of spills in the float32 pass)
-        if constexpr (R3) {
-            rset(slot, k, rget(rank, k));
-            if (rget(slot, k) < tile_n) {
-                sk[rget(slot, k)] = key[k];
-                s_dig[rget(slot, k)] = static_cast<unsigned char>(dget(dig, k));
-            }
-        } else {
-#if GP_SORT_PACK_RANKS
-            slot[k] = static_cast<unsigned short>(s.start[dig[k] & 0xFFu] + s.whist[w][dig[k] & 0xFFu] + (dig[k] >> 16));
-            if (slot[k] < tile_n) {
-                sk[slot[k]] = key[k];
-                s_dig[slot[k]] = static_cast<unsigned char>(dig[k] & 0xFFu);
-            }
-#else
-            rset(slot, k, s.start[dget(dig, k)] + s.whist[w][dget(dig, k)] + rget(rank, k));
-            if (rget(slot, k) < tile_n) {
-                sk[rget(slot, k)] = key[k];
-                s_dig[rget(slot, k)] = static_cast<unsigned char>(dget(dig, k));
-            }
-#endif
+        slot[k] = static_cast<unsigned short>(s.start[dig[k] & 0xFFu] + s.whist[w][dig[k] & 0xFFu] + (dig[k] >> 16));
+        if (slot[k] < tile_n) {
+            sk[slot[k]] = key[k];
+            s_dig[slot[k]] = static_cast<unsigned char>(dig[k] & 0xFFu);
         }
     }
-    __syncthreads();
-    if (kd != nullptr) {
+#else
+    RankT slot_own;
+    RankT& slot = SPLIT ? rank : slot_own;
+    if constexpr (SPLIT) {
+        // each item's tile slot (RANK_MODE 3 ranked straight into slots) first, in place of its
+        // rank: only shared loads in this loop, so that ptxas issues them together (with the
+        // stores in the same loop each item's two loads waited for the previous item's stores)
+        if constexpr (!R3) {
+#pragma unroll
+            for (int k = 0; k < K; ++k) rput(slot, k, s.start[dget(dig, k)] + s.whist[w][dget(dig, k)] + rget(rank, k));
+        }
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-            const int i = k * T + threadIdx.x;
-            if (i < tile_n) kd[s_base[s_dig[i]] + i] = sk[i];
+            if (rget(slot, k) < tile_n) {  // (padding items of the last tile are ranked past tile_n)
+                sk[rget(slot, k)] = key[k];
+                s_dig[rget(slot, k)] = static_cast<unsigned char>(dget(dig, k));
+            }
         }
+    } else {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+            // (written inline, not through const locals: that shape alone took ptxas from 20 to
+            // 100 bytes of spills in the float32 pass)
+            if constexpr (R3)
+                rset(slot, k, rget(rank, k));
+            else
+                rset(slot, k, s.start[dget(dig, k)] + s.whist[w][dget(dig, k)] + rget(rank, k));
+            if (rget(slot, k) < tile_n) {
+                sk[rget(slot, k)] = key[k];
+                s_dig[rget(slot, k)] = static_cast<unsigned char>(dget(dig, k));
+            }
+        }
+    }
+#endif
+    __syncthreads();
+    if (kd != nullptr) {
+        if (FULL && tile_n == TILE)
+            scatter_slots<true, T, K>(kd, sk, s_dig, s_base, tile_n);
+        else
+            scatter_slots<false, T, K>(kd, sk, s_dig, s_base, tile_n);
     }
     if constexpr (PAIRS) {
         if (vd != nullptr) {
@@ -442,18 +463,22 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
             __syncthreads();
             const bool last = rt[5] == rt[6] - 1;  // the last active pass: values out as long long
             const bool mod = seg > 0 && last;      // and as the index inside the row
-            V* vdn = reinterpret_cast<V*>(vd);
+            if (FULL && tile_n == TILE && !last)   // (the passes before the last: values as they travel)
+                scatter_slots<true, T, K>(reinterpret_cast<V*>(vd), sv, s_dig, s_base, tile_n);
+            else {
+                V* vdn = reinterpret_cast<V*>(vd);
 #pragma unroll
-            for (int k = 0; k < K; ++k) {
-                const int i = k * T + threadIdx.x;
-                if (i < tile_n) {
-                    long long v = static_cast<long long>(sv[i]);
-                    if (mod) v = small ? static_cast<long long>(static_cast<unsigned int>(v) % static_cast<unsigned int>(seg))
-                                       : v % seg;
-                    if (sizeof(V) == 8 || last)
-                        vd[s_base[s_dig[i]] + i] = v;
-                    else
-                        vdn[s_base[s_dig[i]] + i] = static_cast<V>(v);
+                for (int k = 0; k < K; ++k) {
+                    const int i = k * T + threadIdx.x;
+                    if (i < tile_n) {
+                        long long v = static_cast<long long>(sv[i]);
+                        if (mod) v = small ? static_cast<long long>(static_cast<unsigned int>(v) % static_cast<unsigned int>(seg))
+                                           : v % seg;
+                        if (sizeof(V) == 8 || last)
+                            vd[s_base[s_dig[i]] + i] = v;
+                        else
+                            vdn[s_base[s_dig[i]] + i] = static_cast<V>(v);
+                    }
                 }
             }
         }

@@ -45,6 +45,15 @@ template <int N>
 struct digits8 {
     unsigned int w[(N + 3) / 4];
 };
+// A if B, else C (the type a compile-time switch picks; no <type_traits> under NVRTC here)
+template <bool B, class A, class C>
+struct pick_type {
+    typedef A type;
+};
+template <class A, class C>
+struct pick_type<false, A, C> {
+    typedef C type;
+};
 template <int N>
 struct ranks16 {
     unsigned int w[(N + 1) / 2];
@@ -69,6 +78,14 @@ __device__ __forceinline__ unsigned int rget(const ranks16<N>& r, int k) { retur
 template <int N>
 __device__ __forceinline__ void rset(ranks16<N>& r, int k, unsigned int v) {
     r.w[k >> 1] = (k & 1) == 0 ? v : (r.w[k >> 1] & 0xFFFFu) | (v << 16);   // (set in order of k)
+}
+// rank k replaced, the others kept (rset's even k clears its odd neighbour: made for filling in order)
+template <int N>
+__device__ __forceinline__ void rput(unsigned short (&r)[N], int k, unsigned int v) { r[k] = static_cast<unsigned short>(v); }
+template <int N>
+__device__ __forceinline__ void rput(ranks16<N>& r, int k, unsigned int v) {
+    const int sh = 16 * (k & 1);
+    r.w[k >> 1] = (r.w[k >> 1] & ~(0xFFFFu << sh)) | (v << sh);
 }
 
 template <class U>

@@ -28,11 +28,30 @@
 #define GP_SORT_RANK3_NARROW (GP_SORT_RANK_MODE == 3)
 #endif
 
+// The lean forms of a onesweep tile. On an H200 (seventh session, tools/tune.py --groups sort,
+// 2^26 keys; README "Sorting and sets") the three together took the float32 sort from 2.33 to
+// 2.18 ms and the int64 argsort from 8.02 to 7.71 ms, argsort float32 even (3.46), but the
+// int64 keys-only sort from 4.36 to 4.59 ms, so its tile (384 x 11) keeps the plain forms
+// unless GP_SORT_K8_LEAN.
 #ifndef GP_SORT_PACK_DIGITS
-#define GP_SORT_PACK_DIGITS 0  // 1: a onesweep tile keeps its items' digits four to a register and their
-                               // ranks and slots two to a register (sort_rank.cuh, digits8 / ranks16):
-                               // the float32 pass at 384 x 18 keys spills 76 bytes at 56 registers with
-                               // one register per digit, rank and slot; not measured yet
+#define GP_SORT_PACK_DIGITS 1  // 1: a tile keeps its items' digits four to a register and their ranks and
+                               // slots two to a register (sort_rank.cuh, digits8 / ranks16); 0: one each
+#endif
+
+#ifndef GP_SORT_SPLIT_SLOTS
+#define GP_SORT_SPLIT_SLOTS 1  // 1: a tile computes every item's slot (shared loads only) before storing
+                               // the keys at their slots; 0: slot and stores item by item (each item's
+                               // loads behind the previous item's stores)
+#endif
+
+#ifndef GP_SORT_FULL_SCATTER
+#define GP_SORT_FULL_SCATTER 1  // 1: a whole tile writes its keys (and the values of the passes before the
+                                // last) out with no bounds test per slot (scatter_slots<true>); 0: every
+                                // tile tests each slot
+#endif
+
+#ifndef GP_SORT_K8_LEAN
+#define GP_SORT_K8_LEAN 0  // 1: keys-only sorts of 8-byte keys take the three lean forms above too
 #endif
 
 #ifndef GP_SORT_ROUTE_ONE_LOAD
