@@ -39,6 +39,9 @@
 #   JOBS                pytest-xdist workers for tests and conformance (default 12; 0 = off)
 #   SEEDS               pytest-randomly seeds of the tests step (default: two random ones)
 #   TESTS               test files or folders of the tests step (default: tests)
+#   TESTS_MARK          -m expression of the tests step's parallel run (default "not gpu_exclusive";
+#                       "gpu and not gpu_exclusive": the GPU tier alone, without the CPU tier's
+#                       tests, which .ci/run runs, among them every kernel instance's NVRTC build)
 #   SANITIZE_FILES      test files of the memcheck pass (the whole GPU tier takes > 10 min)
 #   SANITIZE_ARGS       extra pytest arguments of the memcheck pass (split on spaces: no quoting)
 #   SANITIZE_K          a -k expression the memcheck pass also requires (e.g. "not large")
@@ -169,7 +172,7 @@ step_tests() {
         echo "--- pytest, random order, seed $seed: the rest"
         # shellcheck disable=SC2086
         python3 -m pytest -q $XDIST_ARGS -p no:cacheprovider -p randomly --randomly-seed="$seed" \
-            --timeout 300 -rfE --durations=15 -m "not gpu_exclusive" --junitxml="$OUT/tests-$seed.xml" \
+            --timeout 300 -rfE --durations=15 -m "${TESTS_MARK:-not gpu_exclusive}" --junitxml="$OUT/tests-$seed.xml" \
             $TESTS ${TESTS_ARGS:-} || rc=1
     done
     return $rc
