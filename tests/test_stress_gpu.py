@@ -12,6 +12,7 @@ example lists its labelled draws (step, array, axis, ...) and notes.
 """
 import gc
 import math
+import sys
 import time
 
 import numpy as np
@@ -32,6 +33,7 @@ MAX_ELEMS = 300_000     # steps whose result would be larger are skipped
 MAX_STEPS = 30
 EXAMPLES = 200         # the wall-clock guard below bounds the run (~60 s)
 BUDGET_S = 60.0         # no new example starts after this, unless a failure is being shrunk
+SLOW_STEP_S = 2.0       # a step longer than this is reported on stderr (its name, the live arrays)
 FLOAT_MAX = 1e15        # float results larger than this (or not finite) are checked, not kept
 RTOL = {"float32": 1e-5, "complex64": 1e-5, "float64": 1e-12, "complex128": 1e-12}
 STEPS = ["create", "view", "elementwise", "reduce", "scan", "drop", "empty_cache", "verify"]
@@ -347,7 +349,12 @@ class Run:
 
     def step(self):
         name = self.draw(st.sampled_from(STEPS), "step")
+        t0 = time.monotonic()
         getattr(self, name if self.live or name == "empty_cache" else "create")()
+        dt = time.monotonic() - t0
+        if dt > SLOW_STEP_S:   # (seen with pytest -s: where a run longer than BUDGET_S went)
+            print(f"stress: step {name} took {dt:.1f} s (live: {[(m.dtype.name, m.shape) for _, m in self.live]})",
+                  file=sys.stderr, flush=True)
 
 
 def _settled_stats():
@@ -365,6 +372,7 @@ def test_random_step_sequences_match_numpy_and_free_everything(data):
         _clock["t0"] = time.monotonic()
     if not _clock["failed"] and time.monotonic() - _clock["t0"] > BUDGET_S:
         return                               # wall-clock guard
+    t_example = time.monotonic()
     base = _settled_stats()
     run = Run(data)
     try:
@@ -383,3 +391,6 @@ def test_random_step_sequences_match_numpy_and_free_everything(data):
     assert (grown <= 0 if _clock["failed"] else grown == 0), msg
     assert end["active_bytes.current"] <= base["active_bytes.current"], msg
     assert end["reserved_bytes.current"] <= base["reserved_bytes.current"], msg
+    if time.monotonic() - t_example > 5 * SLOW_STEP_S:
+        print(f"stress: an example took {time.monotonic() - t_example:.1f} s "
+              f"({time.monotonic() - _clock['t0']:.0f} s since the first)", file=sys.stderr, flush=True)
