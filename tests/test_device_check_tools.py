@@ -102,8 +102,11 @@ def test_device_check_runs_the_exclusive_tests_apart():
     parallel without them, and both with the same seed: together they are the whole tier."""
     text = (ROOT / "tools" / "device_check.sh").read_text()
     body = text[text.index("step_tests() {"):text.index("step_sanitize() {")]
-    first, rest = body.index("-m gpu_exclusive"), body.index('-m "not gpu_exclusive"')
+    first, rest = body.index("-m gpu_exclusive"), body.index('-m "${TESTS_MARK:-not gpu_exclusive}"')
     assert first < rest
+    # TESTS_MARK narrows the parallel run (the GPU tier alone); its documented values keep
+    # the exclusive tests out of it
+    assert '"gpu and not gpu_exclusive"' in text[:text.index("set -o pipefail")]
     assert "-p no:xdist" in body[:rest] and "$XDIST_ARGS" in body[first:]
     assert body.count('--randomly-seed="$seed"') == 2
     assert '--junitxml="$OUT/tests-$seed-exclusive.xml"' in body and '--junitxml="$OUT/tests-$seed.xml"' in body
