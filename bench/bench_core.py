@@ -10,6 +10,7 @@ bench/multigpu_rows.py receives this module as ``b`` (its libraries and helpers)
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import statistics
 import sys
@@ -287,7 +288,7 @@ def run_gpu_case(case, libs, warmup, repeat, log):
             if lib == "torch":
                 torch.cuda.synchronize()
             m, op = module_of(lib), case.ops[lib]
-            fn = (lambda op, m, conv: lambda: op(m, conv))(op, m, conv)
+            fn = functools.partial(op, m, conv)
             with native_allocator(lib):
                 time_gpu(lib, fn, warmup, 0)
             ready.append((lib, fn))
