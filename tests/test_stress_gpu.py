@@ -12,6 +12,7 @@ example lists its labelled draws (step, array, axis, ...) and notes.
 """
 import gc
 import math
+import os
 import sys
 import time
 
@@ -31,13 +32,16 @@ BIG = [(4097,), (8193,), (70000,), (3, 4097)]   # just over a tile (4096 / 8192 
 MAX_LIVE = 6            # live arrays kept (the oldest is dropped first)
 MAX_ELEMS = 300_000     # steps whose result would be larger are skipped
 MAX_STEPS = 30
-EXAMPLES = 200         # the wall-clock guard below bounds the run (~60 s)
-BUDGET_S = 60.0         # no new example starts after this, unless a failure is being shrunk
+# A fixed count bounds the run (H200: 200 examples took 33 s alone, more than 60 s beside 11
+# other workers). No wall-clock guard: an example that returns early without drawing, because
+# a clock ran out, is data generation that depends on external state, which Hypothesis
+# reports as FlakyStrategyDefinition (seen with seed 8111). GPARRAY_STRESS_EXAMPLES for longer runs.
+EXAMPLES = int(os.environ.get("GPARRAY_STRESS_EXAMPLES", "100"))
 SLOW_STEP_S = 2.0       # a step longer than this is reported on stderr (its name, the live arrays)
 FLOAT_MAX = 1e15        # float results larger than this (or not finite) are checked, not kept
 RTOL = {"float32": 1e-5, "complex64": 1e-5, "float64": 1e-12, "complex128": 1e-12}
 STEPS = ["create", "view", "elementwise", "reduce", "scan", "drop", "empty_cache", "verify"]
-_clock = {"t0": None, "failed": False}
+_state = {"failed": False}
 
 
 def sum_dtype(dt):
@@ -352,7 +356,7 @@ class Run:
         t0 = time.monotonic()
         getattr(self, name if self.live or name == "empty_cache" else "create")()
         dt = time.monotonic() - t0
-        if dt > SLOW_STEP_S:   # (seen with pytest -s: where a run longer than BUDGET_S went)
+        if dt > SLOW_STEP_S:   # (seen with pytest -s: where a long run went)
             print(f"stress: step {name} took {dt:.1f} s (live: {[(m.dtype.name, m.shape) for _, m in self.live]})",
                   file=sys.stderr, flush=True)
 
@@ -368,10 +372,6 @@ def _settled_stats():
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_random_step_sequences_match_numpy_and_free_everything(data):
-    if _clock["t0"] is None:
-        _clock["t0"] = time.monotonic()
-    if not _clock["failed"] and time.monotonic() - _clock["t0"] > BUDGET_S:
-        return                               # wall-clock guard
     t_example = time.monotonic()
     base = _settled_stats()
     run = Run(data)
@@ -381,9 +381,8 @@ def test_random_step_sequences_match_numpy_and_free_everything(data):
         run.verify()
     except Exception:
         # a real failure (not Hypothesis's StopTest, a BaseException raised through a draw
-        # when an example overruns its buffer: caught here it switched the clock off for
-        # every later example, so the run went on to all EXAMPLES, 180 s and more)
-        _clock["failed"] = True              # shrink without the clock; arrays may outlive us
+        # when an example overruns its buffer, which is no failure of ours)
+        _state["failed"] = True              # while shrinking, arrays may outlive an example
         raise
     run.live.clear()
     del run
@@ -391,9 +390,8 @@ def test_random_step_sequences_match_numpy_and_free_everything(data):
     keys = ("allocated_bytes.current", "active_bytes.current", "reserved_bytes.current")
     msg = {k: (base[k], end[k]) for k in keys}
     grown = end["allocated_bytes.current"] - base["allocated_bytes.current"]
-    assert (grown <= 0 if _clock["failed"] else grown == 0), msg
+    assert (grown <= 0 if _state["failed"] else grown == 0), msg
     assert end["active_bytes.current"] <= base["active_bytes.current"], msg
     assert end["reserved_bytes.current"] <= base["reserved_bytes.current"], msg
     if time.monotonic() - t_example > 5 * SLOW_STEP_S:
-        print(f"stress: an example took {time.monotonic() - t_example:.1f} s "
-              f"({time.monotonic() - _clock['t0']:.0f} s since the first)", file=sys.stderr, flush=True)
+        print(f"stress: an example took {time.monotonic() - t_example:.1f} s", file=sys.stderr, flush=True)
