@@ -233,8 +233,11 @@ def _is_missing(exc) -> bool:
         "not supported yet" in msg or "not implemented" in msg)
 
 
-# timed runs of a case are split into this many rounds, every library timed in each
-ROUNDS = 4
+# timed runs of a case are split into this many rounds, every library timed in each. 10
+# (2 runs a round at the default 20): with 4 rounds of 5 a slow stretch of the GPU's clocks
+# (H200, fft of 2^24: 0.28 -> 0.35 ms for about ten runs) fell on one library's block of 5
+# runs and moved its median by 7%; shorter rounds spread such a stretch over all three.
+ROUNDS = 10
 
 
 def _case_failed(row, case, lib, exc, log):
