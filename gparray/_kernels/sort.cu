@@ -284,12 +284,18 @@ gp_sort_onesweep(const U* kin, U* kout, U* kt0, U* kt1, long long* vout, long lo
     typedef typename pick_type<PACK, digits8<K>, unsigned int[K]>::type DigT;
     typedef typename pick_type<PACK, ranks16<K>, unsigned short[K]>::type RankT;
     DigT dig;
+    // every load of the tile first, then the digits: the loads are issued together, none
+    // behind another key's digit (a float's radix key is computed from the loaded word)
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         const int e = w * WSEG + 32 * k + lane;
         const bool ok = e < tile_n;
         key[k] = ok ? ks[base + e] : U(0);
         if constexpr (PAIRS) val[k] = ok ? (vsrc == BUF_IN ? static_cast<V>(base + e) : vs[base + e]) : V(0);
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const bool ok = w * WSEG + 32 * k + lane < tile_n;
         unsigned int d = ok && !row_pass ? digit<U>(key[k], kind, flip, shift) : RADIX - 1;
         if constexpr (PAIRS) {
             if (ok && row_pass) {
