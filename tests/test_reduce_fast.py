@@ -162,6 +162,15 @@ def test_keys_are_unique_and_the_table_is_bounded(env):
     assert len(t) == 0 and t.serve(_arr((64, 8)), 1) is None
 
 
+def test_aligned_and_misaligned_inputs_have_entries_of_their_own(env):
+    t, pool, k1, k2 = _claunch.RTable(), _Pool(), _Recorder(), _Recorder()
+    assert _add(t, pool, k1) and _add(t, pool, k2, aligned=False)
+    t.serve(_arr((64, 8), offset=4), 1)
+    t.serve(_arr((64, 8), offset=16), 1)
+    assert [c[2][2] for c in k2.calls] == [0x7004] and [c[2][2] for c in k1.calls] == [0x7010]
+    assert sorted(k[4] for k in t.keys()) == [False, True]
+
+
 def test_bad_entries_are_refused():
     t, pool = _claunch.RTable(), _Pool()
     with pytest.raises(TypeError):

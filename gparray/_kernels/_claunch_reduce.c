@@ -80,11 +80,12 @@ static int same_axis(PyObject *a, PyObject *b) {
     return PyObject_RichCompareBool(a, b, Py_EQ);
 }
 
-static REntry *rfind(RTable *t, PyObject *dtype, PyObject *shape, PyObject *axis, PyObject *device, int *err) {
+static REntry *rfind(RTable *t, PyObject *dtype, PyObject *shape, PyObject *axis, PyObject *device, int aligned,
+                     int *err) {
     REntry *e = t->e, *end = t->e + t->n;
     *err = 0;
     for (; e < end; e++) {
-        if (e->dtype != dtype || e->device != device) continue;
+        if (e->dtype != dtype || e->device != device || e->aligned != aligned) continue;
         int r = same_axis(axis, e->axis);
         if (r < 0) { *err = 1; return NULL; }
         if (!r) continue;
@@ -122,7 +123,7 @@ static PyObject *RTable_add(RTable *self, PyObject *args) {
         return NULL;
     }
     int err;
-    if (rfind(self, dtype, shape, axis, device, &err) != NULL) Py_RETURN_FALSE;
+    if (rfind(self, dtype, shape, axis, device, aligned != 0, &err) != NULL) Py_RETURN_FALSE;
     if (err) return NULL;
     if (self->n >= self->max) Py_RETURN_FALSE;
     REntry e;
@@ -145,7 +146,7 @@ static PyObject *RTable_add(RTable *self, PyObject *args) {
         self->cap = cap;
     }
     e.dtype = Py_NewRef(dtype), e.shape = Py_NewRef(shape), e.axis = Py_NewRef(axis), e.device = Py_NewRef(device);
-    e.devid = devid, e.aligned = aligned, e.isz = isz;
+    e.devid = devid, e.aligned = aligned != 0, e.isz = isz;
     e.out_shape = Py_NewRef(out_shape), e.out_strides = Py_NewRef(out_strides), e.odt = Py_NewRef(odt);
     e.out_bytes = Py_NewRef(out_bytes);
     e.launch1 = Py_NewRef(launch1), e.grid1 = grid1, e.tail1 = Py_NewRef(tail1);
@@ -196,11 +197,9 @@ static void rentry_hold(REntry *c, const REntry *e) {
     c->dtype = c->shape = c->axis = NULL;   /* (not needed past the lookup) */
 }
 
-static PyObject *rrun(REntry *e, PyObject *x) {
-    unsigned long long px, pout, pws;
+static PyObject *rrun(REntry *e, unsigned long long px) {
+    unsigned long long pout, pws;
     PyObject *blk = NULL, *ws = NULL, *out = NULL, *head = NULL, *sptr = NULL;
-    if (gp_array_ptr(x, &px) < 0) goto done;
-    if (((px & 15) == 0) != e->aligned) { out = Py_NewRef(Py_None); goto done; }
     PyObject *stream = gp_stream_of(e->devid);
     if (stream == NULL) goto done;
     sptr = PyObject_GetAttr(stream, str_ptr);
@@ -253,9 +252,11 @@ static PyObject *RTable_serve(RTable *self, PyObject *const *args, Py_ssize_t na
     PyObject *x = args[0], *axis = args[1];
     PyTypeObject *at = gp_array_type();
     if (at == NULL || Py_TYPE(x) != at || self->n == 0) Py_RETURN_NONE;
+    unsigned long long px;
+    if (gp_array_ptr(x, &px) < 0) return NULL;  /* (before the lookup: it may run Python code) */
     int err;
     REntry *e = rfind(self, gp_array_slot(x, GP_SLOT_DTYPE), gp_array_slot(x, GP_SLOT_SHAPE), axis,
-                      gp_array_slot(x, GP_SLOT_DEVICE), &err);
+                      gp_array_slot(x, GP_SLOT_DEVICE), (px & 15) == 0, &err);
     if (e == NULL) {
         if (err) return NULL;
         Py_RETURN_NONE;
@@ -266,7 +267,7 @@ static PyObject *RTable_serve(RTable *self, PyObject *const *args, Py_ssize_t na
     if (c == 0) Py_RETURN_NONE;
     REntry own;
     rentry_hold(&own, e);
-    return rrun(&own, x);
+    return rrun(&own, px);
 }
 
 static PyObject *RTable_clear(RTable *self, PyObject *unused) {
