@@ -12,7 +12,7 @@ setup(ext_modules=[
         sources=["gparray/_kernels/_claunch.c", "gparray/_kernels/_claunch_ops.c",
                  "gparray/_kernels/_claunch_block.c", "gparray/_kernels/_claunch_join.c",
                  "gparray/_kernels/_claunch_prof.c", "gparray/_kernels/_claunch_table.c",
-                 "gparray/_kernels/_claunch_user.c"],
+                 "gparray/_kernels/_claunch_user.c", "gparray/_kernels/_claunch_reduce.c"],
         depends=["gparray/_kernels/_claunch.h"],
         libraries=["dl"],
         extra_compile_args=["-O2"],

@@ -13,7 +13,7 @@ import operator
 
 from . import _dtypes as _dt
 from ._array import Array, _empty
-from ._engine import _reduce, _scan, _shapes
+from ._engine import _reduce, _reduce_fast, _scan, _shapes
 
 
 def _check(x, name: str, kinds: str, what: str) -> None:
@@ -49,14 +49,19 @@ _SEEN_MAX = 4096
 
 def _repeat(op: str, x, axis):
     """The result of a reduction whose checks passed before for this (op, dtype, shape,
-    axis), computed without them; None when not seen (or ``axis`` is not None or an int)."""
+    axis), computed without them (in C once such a call has launched here on a C-contiguous
+    input: gparray/_engine/_reduce_fast.py); None when not seen (or ``axis`` is not None or
+    an int)."""
+    r = _reduce_fast.serve(op, x, axis)
+    if r is not None:
+        return r
     if type(x) is not Array or not (axis is None or type(axis) is int):
         return None
     f = _seen.get((op, x._dtype, x._shape, axis))
     if f is None:
         return None
     out = _empty(f[1], f[2], x._device)
-    _reduce.reduce(op, x, f[0], out)
+    _reduce_fast.learn(op, x, axis, out, _reduce.reduce(op, x, f[0], out))
     return out
 
 

@@ -289,15 +289,17 @@ def _prepare(op: str, x, axes: tuple, out_dtype, aligned: bool, param: float) ->
     return _Launch(p, k, ktail, fk, ftail, ws_bytes)
 
 
-def reduce(op: str, x, axes: tuple, out, param: float = 0.0) -> None:
-    """out (C-contiguous, the kept axes in order) = ``op`` reduced over ``axes`` of ``x``.
+def reduce(op: str, x, axes: tuple, out, param: float = 0.0):
+    """out (C-contiguous, the kept axes in order) = ``op`` reduced over ``axes`` of ``x``;
+    returns the launch description used (None when ``out`` is empty: nothing launched),
+    which gparray/_engine/_reduce_fast.py records for the compiled repeat calls.
 
     An empty reduced space gives each op's empty result (0, 1, NaN, True/False...); the
     callers raise for max/min/argmax/argmin of nothing before coming here. The launch
     description is memoized per (op, dtypes, layout, axes, alignment, param, device).
     """
     if out.size == 0:
-        return
+        return None
     xp = x._buf.ptr + x._offset
     dev = x._device._id
     key = (op, x._dtype, out._dtype, x._shape, x._strides, axes, xp % 16 == 0, param, dev)
@@ -318,6 +320,7 @@ def reduce(op: str, x, axes: tuple, out, param: float = 0.0) -> None:
     run(lp.kern, dev, lp.plan.grid, (op_, wp, xp) + lp.tail)
     if lp.fkern is not None:
         run(lp.fkern, dev, lp.plan.finish[1], (op_, wp) + lp.ftail)
+    return lp
 
 
 # ---------------------------------------------------------------------------- instances

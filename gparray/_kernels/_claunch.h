@@ -112,4 +112,24 @@ extern PyTypeObject GpTableType;
 /* add the Table type to the module: 0 or -1 */
 int gp_table_init(PyObject *module);
 
+/* ------------------------------------------------------------------ repeat reductions
+ * (_claunch_reduce.c) and what they read of _claunch_ops.c's configuration */
+enum { GP_SLOT_SHAPE, GP_SLOT_DTYPE, GP_SLOT_DEVICE };
+/* the Array class configure() set (NULL: none; then nothing is served) */
+PyTypeObject *gp_array_type(void);
+/* one of an Array's slots (borrowed) */
+PyObject *gp_array_slot(PyObject *x, int slot);
+/* 1 C-contiguous, 0 not, -1 error */
+int gp_array_contig(PyObject *x, Py_ssize_t isz);
+/* the device address of x's first element: 0, or -1 with an exception set */
+int gp_array_ptr(PyObject *x, unsigned long long *p);
+/* a new C-contiguous Array over block blk (stolen) at offset 0 */
+PyObject *gp_array_build(PyObject *blk, PyObject *shape, PyObject *strides, PyObject *dtype, PyObject *device);
+/* the current stream object of device devid (new reference) */
+PyObject *gp_stream_of(PyObject *devid);
+/* whether ctx is the calling thread's current CUDA context */
+int gp_ctx_is(void *ctx);
+/* add RTable to the module: 0 or -1 */
+int gp_reduce_init(PyObject *module);
+
 #endif

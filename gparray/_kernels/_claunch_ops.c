@@ -340,6 +340,42 @@ static int try_binary(Table *t, PyObject *x1, PyObject *x2, PyObject **out, PyOb
     return *out ? 1 : -1;
 }
 
+/* ------------------------------------------------------------------ for the reductions
+ * (_claunch_reduce.c): the configured Array class and its slots, the stream getter */
+PyTypeObject *gp_array_type(void) { return array_type; }
+
+PyObject *gp_array_slot(PyObject *x, int slot) {
+    switch (slot) {
+        case GP_SLOT_SHAPE: return SLOT(x, off_shape);
+        case GP_SLOT_DTYPE: return SLOT(x, off_dtype);
+        default: return SLOT(x, off_device);
+    }
+}
+
+int gp_array_contig(PyObject *x, Py_ssize_t isz) { return contig(x, isz); }
+
+int gp_array_ptr(PyObject *x, unsigned long long *p) { return data_ptr(x, p); }
+
+PyObject *gp_array_build(PyObject *blk, PyObject *shape, PyObject *strides, PyObject *dtype, PyObject *device) {
+    PyObject *out = array_type->tp_alloc(array_type, 0);
+    if (out == NULL) { Py_DECREF(blk); return NULL; }
+    SLOT(out, off_buf) = blk;
+    SLOT(out, off_strides) = Py_NewRef(strides);
+    SLOT(out, off_offset) = Py_NewRef(zero);
+    SLOT(out, off_shape) = Py_NewRef(shape);
+    SLOT(out, off_dtype) = Py_NewRef(dtype);
+    SLOT(out, off_device) = Py_NewRef(device);
+    SLOT(out, off_flags) = Py_NewRef(Py_True);
+    return out;
+}
+
+PyObject *gp_stream_of(PyObject *devid) { return PyObject_CallOneArg(get_stream, devid); }
+
+int gp_ctx_is(void *ctx) {
+    void *c;
+    return gp_current_ctx(&c) == 0 && c == ctx;
+}
+
 /* ------------------------------------------------------------------ Fast */
 typedef struct {
     PyObject_HEAD
@@ -501,7 +537,7 @@ static PyMethodDef ops_methods[] = {
 };
 
 int gp_ops_init(PyObject *m) {
-    if (gp_table_init(m) < 0 || PyType_Ready(&FastType) < 0) return -1;
+    if (gp_table_init(m) < 0 || gp_reduce_init(m) < 0 || PyType_Ready(&FastType) < 0) return -1;
     str_ptr = PyUnicode_InternFromString("ptr");
     zero = PyLong_FromLong(0);
     if (str_ptr == NULL || zero == NULL) return -1;
