@@ -11,7 +11,9 @@
 # profiles launch LAUNCH_SKIP (default 0) of the kernels matching KERNEL_REGEX and prints:
 #   - the warp-state section (stall reasons per issued instruction),
 #   - the source-counters section with the top stall locations of the warp-state sampling,
-#   - the CUDA source lines with their sampled stalls (--page source), the 40 heaviest.
+#   - the CUDA source lines with their sampled stalls (--page source), the 40 heaviest
+#     (ncu must find NVRTC's source files; it may not),
+#   - the SASS instructions with their sampled stalls and top two reasons, the 40 heaviest.
 # Output: $OUT/ncu_stalls.txt when $OUT is set, else stdout.
 set -euo pipefail
 if [[ $# -lt 2 ]]; then
@@ -50,6 +52,32 @@ def num(s):
         return 0.0
 for r in sorted(body, key=lambda r: -num(r[sam]))[:40]:
     print(f"{num(r[sam]):10.0f}  {r[src].strip()[:150]}")
+'
+    echo "=== SASS instructions by sampled stalls (heaviest 40; offsets from the kernel's start)"
+    run --section SourceCounters --section WarpStateStats --page source --print-source sass --csv 2>/dev/null \
+        | python3 -c '
+import csv, sys
+rows = [r for r in csv.reader(sys.stdin)]
+head = next((i for i, r in enumerate(rows) if "Source" in r and "Address" in r), None)
+if head is None:
+    print("(no SASS page)")
+    sys.exit(0)
+cols = rows[head]
+ix = {c: i for i, c in enumerate(cols)}
+sam = next(i for i, c in enumerate(cols) if "Sampling" in c and "All" in c)
+stalls = [c for c in cols if c.startswith("stall_") and "Not Issued" not in c]
+body = [r for r in rows[head + 1:] if len(r) == len(cols)]
+def num(s):
+    try:
+        return float(s.replace(",", ""))
+    except ValueError:
+        return 0.0
+total = sum(num(r[sam]) for r in body) or 1.0
+base = int(body[0][ix["Address"]], 16) if body else 0
+for r in sorted(body, key=lambda r: -num(r[sam]))[:40]:
+    why = sorted(((num(r[ix[c]]), c[6:]) for c in stalls), reverse=True)[:2]
+    off, n, text = int(r[ix["Address"]], 16) - base, num(r[sam]), r[ix["Source"]].strip()[:60]
+    print(f"{off:#07x} {n:7.0f} {100 * n / total:5.1f}%  {text:60s} " + " ".join(f"{w}:{v:.0f}" for v, w in why))
 '
 } > "${dest:-/dev/stdout}" 2>&1
 rm -rf "$cache"
