@@ -1,6 +1,7 @@
 """Where the fixed cost of one event-timed call goes (run on the GPU machine).
 
-    python3 tools/single_call_latency.py
+    python3 tools/single_call_latency.py            # the rows below
+    python3 tools/single_call_latency.py --shapes   # sum(axis=1) of 2^26 float32 in five shapes
 
 Each row times a call the way bench/bench.py does (a CUDA event, the call, an event,
 synchronize; median of 40) and the same call ten times back to back between the two events
@@ -9,7 +10,10 @@ the one before). The difference is what a single call pays before and after its 
 Rows: gparray's 2-norm and column sum of an (8192, 8192) float32 array through the compiled
 repeat path (gparray/_kernels/_claunch_reduce.c) and, last, through the Python path; the
 same in CuPy and PyTorch; `x + 1` on one element; an elementwise op and a device-to-device
-copy that move as many bytes as the reductions read.
+copy that move as many bytes as the reductions read. ``--shapes``: the same 268 MB reduced
+along its rows in shapes from 512 to 131072 rows (one block per row up to the grid the GPU
+holds at once, then more waves), to see whether the single call's extra time follows the
+number of blocks, the kernel, or neither.
 """
 import statistics
 
@@ -44,6 +48,16 @@ def row(name, fn):
     print(f"{name:42s} single {event_us(fn):8.1f} us   x10 {event_us(fn, 20, 10):8.1f} us/call", flush=True)
 
 
+def shapes():
+    from gparray import sum as gsum
+    for rows in (512, 2048, 8192, 32768, 131072):
+        h = np.random.default_rng(0).standard_normal((rows, (1 << 26) // rows)).astype(np.float32)
+        X = xp.asarray(h)
+        row(f"gp sum axis1 {h.shape}", lambda: gsum(X, axis=1))
+        row(f"gp vector_norm axis1 {h.shape}", lambda: xp.linalg.vector_norm(X, axis=1))
+        del X
+
+
 def main():
     n = 8192
     h = np.random.default_rng(0).standard_normal((n, n)).astype(np.float32)
@@ -70,4 +84,6 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    shapes() if "--shapes" in sys.argv[1:] else main()

@@ -507,17 +507,26 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* readies type t and adds it to module m as `name` (a new reference the module keeps): 0, or -1
+ * with an exception set */
+int gp_add_type(PyObject *m, PyTypeObject *t, const char *name) {
+    if (PyType_Ready(t) < 0) return -1;
+    Py_INCREF(t);
+    if (PyModule_AddObject(m, name, (PyObject *)t) < 0) {
+        Py_DECREF(t);
+        return -1;
+    }
+    return 0;
+}
+
 static struct PyModuleDef moduledef = {
     PyModuleDef_HEAD_INIT, "_claunch", "Compiled kernel launches for gparray.", -1, methods,
 };
 
 PyMODINIT_FUNC PyInit__claunch(void) {
-    if (PyType_Ready(&GpLaunchType) < 0) return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL) return NULL;
-    Py_INCREF(&GpLaunchType);
-    if (PyModule_AddObject(m, "Launch", (PyObject *)&GpLaunchType) < 0) {
-        Py_DECREF(&GpLaunchType);
+    if (gp_add_type(m, &GpLaunchType, "Launch") < 0) {
         Py_DECREF(m);
         return NULL;
     }

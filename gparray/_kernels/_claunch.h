@@ -66,6 +66,8 @@ int gp_current_ctx(void **ctx);
 int gp_prof_init(PyObject *module);
 /* add UserCall and user_configure (_claunch_user.c) to the module: 0 or -1 */
 int gp_user_init(PyObject *module);
+/* readies a type and adds it to the module under `name` (_claunch.c): 0, or -1 with an exception */
+int gp_add_type(PyObject *module, PyTypeObject *type, const char *name);
 
 /* ------------------------------------------------------------------ elementwise tables
  * (_claunch_table.c): the operand combinations one op serves in C (_claunch_ops.c) */

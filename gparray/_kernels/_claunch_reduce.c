@@ -317,14 +317,8 @@ static PyTypeObject GpRTableType = {
 };
 
 int gp_reduce_init(PyObject *m) {
-    if (PyType_Ready(&GpRTableType) < 0) return -1;
     if (str_ptr == NULL) str_ptr = PyUnicode_InternFromString("ptr");
     if (zero == NULL) zero = PyLong_FromLong(0);
     if (str_ptr == NULL || zero == NULL) return -1;
-    Py_INCREF(&GpRTableType);
-    if (PyModule_AddObject(m, "RTable", (PyObject *)&GpRTableType) < 0) {
-        Py_DECREF(&GpRTableType);
-        return -1;
-    }
-    return 0;
+    return gp_add_type(m, &GpRTableType, "RTable");
 }

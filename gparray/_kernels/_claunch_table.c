@@ -175,11 +175,5 @@ PyTypeObject GpTableType = {
 };
 
 int gp_table_init(PyObject *m) {
-    if (PyType_Ready(&GpTableType) < 0) return -1;
-    Py_INCREF(&GpTableType);
-    if (PyModule_AddObject(m, "Table", (PyObject *)&GpTableType) < 0) {
-        Py_DECREF(&GpTableType);
-        return -1;
-    }
-    return 0;
+    return gp_add_type(m, &GpTableType, "Table");
 }

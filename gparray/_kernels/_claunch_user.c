@@ -264,11 +264,6 @@ int gp_user_init(PyObject *m) {
     PyObject **slots[] = {&s_plans, &s_launch, &s_hook, &s_device, &s_id, &s_buf, &s_ptr, &s_offset};
     for (int i = 0; i < 8; i++)
         if ((*slots[i] = PyUnicode_InternFromString(names[i])) == NULL) return -1;
-    if ((u_zero = PyLong_FromLong(0)) == NULL || PyType_Ready(&UserCallType) < 0) return -1;
-    Py_INCREF(&UserCallType);
-    if (PyModule_AddObject(m, "UserCall", (PyObject *)&UserCallType) < 0) {
-        Py_DECREF(&UserCallType);
-        return -1;
-    }
+    if ((u_zero = PyLong_FromLong(0)) == NULL || gp_add_type(m, &UserCallType, "UserCall") < 0) return -1;
     return PyModule_AddFunctions(m, user_methods);
 }
