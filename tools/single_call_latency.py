@@ -9,7 +9,8 @@ synchronize; median of 40) and the same call ten times back to back between the 
 the one before). The difference is what a single call pays before and after its kernels.
 Rows: gparray's 2-norm and column sum of an (8192, 8192) float32 array through the compiled
 repeat path (gparray/_kernels/_claunch_reduce.c) and, last, through the Python path; the
-same in CuPy and PyTorch; `x + 1` on one element; an elementwise op and a device-to-device
+same in CuPy and PyTorch; `x + 1` and the same reductions on tiny inputs (a launch's own fixed
+cost, the kernel's work negligible); an elementwise op and a device-to-device
 copy that move as many bytes as the reductions read. ``--shapes``: the same 268 MB reduced
 along its rows in shapes from 512 to 131072 rows (one block per row up to the grid the GPU
 holds at once, then more waves), to see whether the single call's extra time follows the
@@ -69,7 +70,10 @@ def main():
     row("gp sum axis0 (served)", lambda: xp.sum(X, axis=0))
     row("cupy norm axis1", lambda: cp.linalg.norm(C, axis=1))
     row("torch norm axis1", lambda: torch.linalg.vector_norm(T, dim=1))
+    tiny = xp.asarray(np.ones((8, 8), np.float32))
     row("gp x+1 one", lambda: one + 1)
+    row("gp norm axis1 (8, 8)", lambda: xp.linalg.vector_norm(tiny, axis=1))
+    row("gp sum axis0 (8, 8)", lambda: xp.sum(tiny, axis=0))
     row("cupy x+1 one", lambda: c1 + 1)
     row("torch x+1 one", lambda: t1 + 1)
     row("gp flat*2 (268MB in, 268MB out)", lambda: flat * 2)
