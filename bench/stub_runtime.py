@@ -7,7 +7,9 @@ and C work gparray does on the host per call, which is what the rows' targets ar
 
 * ``a + b`` on 1-element float32 arrays, profiling off and inside ``gparray.cuda.profile()``;
 * a user kernel launch ``k(1, 32, (v, np.int64(1)))`` (a ``UserKernel`` whose launcher is
-  built on a fake function handle).
+  built on a fake function handle);
+* the repeat reductions served in C (gparray/_kernels/_claunch_reduce.c): ``vector_norm`` of
+  an (8, 8) float32 array along axis 1 and ``sum`` of a (64, 4) one along axis 0.
 
 Figures are microseconds per call (median of rounds); they leave out the CUDA calls (the
 launch itself and, with profiling on, two ``cudaEventRecord``), so they are not the device
@@ -171,11 +173,34 @@ def main(argv=None):
     launches(200)
     assert isinstance(next(iter(k._launchers.values())), Kernel)
     user = _time(launches, a.n, a.rounds, log)
+
+    from gparray._engine import _reduce
+
+    _reduce.sm_count = lambda dev: 132     # (the device attribute a plan reads once)
+    sq = Array._new(_Buf(0x10000), 0, (8, 8), (32, 4), f32, get_device(0))
+    tall = Array._new(_Buf(0x20000), 0, (64, 4), (16, 4), f32, get_device(0))
+
+    def norms(n):
+        for _ in range(n):
+            r = xp.linalg.vector_norm(sq, axis=1)
+        return r
+
+    def sums(n):
+        for _ in range(n):
+            r = xp.sum(tall, axis=0)
+        return r
+
+    norms(200)   # the Python path once, then recorded, then served
+    sums(200)
+    norm_us = _time(norms, a.n, a.rounds, log)
+    sum_us = _time(sums, a.n, a.rounds, log)
     print(f"a + b, profiling off:  {off:7.2f} us/op")
     print(f"a + b, profiling on:   {on:7.2f} us/op  (on/off {on / off:.2f})")
     print(f"  Python path: off     {py_off:7.2f} us/op")
     print(f"  Python path: on      {py_on:7.2f} us/op  (on/off {py_on / py_off:.2f})")
     print(f"user kernel launch:    {user:7.2f} us/launch")
+    print(f"vector_norm, served:   {norm_us:7.2f} us/call")
+    print(f"sum(axis=0), served:   {sum_us:7.2f} us/call")
 
 
 if __name__ == "__main__":
