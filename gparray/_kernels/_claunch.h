@@ -40,6 +40,9 @@ int gp_block_init(PyObject *module);
 /* a Block reusing pool's last deferred free of the same request on the same stream, or
  * NULL (no exception set) */
 PyObject *gp_block_reuse(PyObject *pool, PyObject *deferred, PyObject *nbytes, PyObject *stream, PyObject *device_id);
+/* new references to pool.malloc, pool._deferred (NULL: none) and device._id, what a compiled
+ * table entry allocates its results with: 0, or -1 with an exception set */
+int gp_pool_refs(PyObject *pool, PyObject *device, PyObject **malloc, PyObject **deferred, PyObject **devid);
 
 /* the offset of object slot ``name`` (a __slots__ member) of class t: 0, or -1 with a
  * TypeError set (_claunch_ops.c) */

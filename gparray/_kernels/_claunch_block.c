@@ -203,6 +203,26 @@ PyObject *gp_block_reuse(PyObject *pool, PyObject *deferred, PyObject *nbytes, P
     return (PyObject *)b;
 }
 
+/* What a compiled table entry keeps of a pool and a device to allocate its results: new
+ * references to pool.malloc, pool._deferred (NULL when the pool has no deferred list) and
+ * device._id. 0, or -1 with an exception set and nothing kept. */
+int gp_pool_refs(PyObject *pool, PyObject *device, PyObject **malloc, PyObject **deferred, PyObject **devid) {
+    *malloc = PyObject_GetAttrString(pool, "malloc");
+    if (*malloc == NULL) return -1;
+    *deferred = PyObject_GetAttrString(pool, "_deferred");
+    if (*deferred == NULL || !PyList_CheckExact(*deferred)) {
+        PyErr_Clear();
+        Py_CLEAR(*deferred);
+    }
+    *devid = PyObject_GetAttrString(device, "_id");
+    if (*devid == NULL) {
+        Py_CLEAR(*malloc);
+        Py_CLEAR(*deferred);
+        return -1;
+    }
+    return 0;
+}
+
 int gp_block_init(PyObject *m) {
     str_deferred = PyUnicode_InternFromString("_deferred");
     str_release = PyUnicode_InternFromString("_release");

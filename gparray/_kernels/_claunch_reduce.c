@@ -129,15 +129,8 @@ static PyObject *RTable_add(RTable *self, PyObject *args) {
     REntry e;
     memset(&e, 0, sizeof e);
     if (gp_current_ctx(&e.ctx) < 0) Py_RETURN_FALSE;
-    PyObject *malloc = PyObject_GetAttrString(pool, "malloc");
-    if (malloc == NULL) return NULL;
-    PyObject *deferred = PyObject_GetAttrString(pool, "_deferred");
-    if (deferred == NULL || !PyList_CheckExact(deferred)) {
-        PyErr_Clear();
-        Py_CLEAR(deferred);
-    }
-    PyObject *devid = PyObject_GetAttrString(device, "_id");
-    if (devid == NULL) { Py_DECREF(malloc); Py_XDECREF(deferred); return NULL; }
+    PyObject *malloc, *deferred, *devid;
+    if (gp_pool_refs(pool, device, &malloc, &deferred, &devid) < 0) return NULL;
     if (self->n == self->cap) {
         Py_ssize_t cap = self->cap ? 2 * self->cap : 4;
         REntry *ne = PyMem_Realloc(self->e, (size_t)cap * sizeof(REntry));

@@ -95,15 +95,8 @@ static PyObject *Table_add(Table *self, PyObject *args) {
         e.float_range = f1;
         e.flo = d1, e.fhi = d2, e.ilo = i1, e.ihi = i2;
     }
-    PyObject *malloc = PyObject_GetAttrString(pool, "malloc");
-    if (malloc == NULL) return NULL;
-    PyObject *deferred = PyObject_GetAttrString(pool, "_deferred");
-    if (deferred == NULL || !PyList_CheckExact(deferred)) {
-        PyErr_Clear();
-        Py_CLEAR(deferred);
-    }
-    PyObject *devid = PyObject_GetAttrString(device, "_id");
-    if (devid == NULL) { Py_DECREF(malloc); Py_XDECREF(deferred); return NULL; }
+    PyObject *malloc, *deferred, *devid;
+    if (gp_pool_refs(pool, device, &malloc, &deferred, &devid) < 0) return NULL;
     if (self->n == self->cap) {
         Py_ssize_t cap = self->cap ? 2 * self->cap : 8;
         Entry *ne = PyMem_Realloc(self->e, (size_t)cap * sizeof(Entry));
