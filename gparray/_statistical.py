@@ -28,13 +28,17 @@ def _result_dtype(dtype, default, name: str):
     return default if dt is None else dt
 
 
-def _reduce_into(op: str, x, axes: tuple, keepdims: bool, out_dtype, param: float = 0.0):
+def _reduce_into(op: str, x, axes: tuple, keepdims: bool, out_dtype, param: float = 0.0, learn=None):
     """The reduction of ``x`` over normalized ``axes`` as a new array (kept axes in order,
-    reduced ones as size-1 axes when ``keepdims``)."""
+    reduced ones as size-1 axes when ``keepdims``). ``learn=(name, axis)``: record the
+    launch for the compiled repeat calls of ``name`` over the caller's ``axis``
+    (gparray/_engine/_reduce_fast.py; keepdims must be False)."""
     shape = x._shape
     kept = tuple(s for i, s in enumerate(shape) if i not in axes)
     out = _empty(kept, out_dtype, x._device)
-    _reduce.reduce(op, x, axes, out, param)
+    lp = _reduce.reduce(op, x, axes, out, param)
+    if learn is not None:
+        _reduce_fast.learn(learn[0], x, learn[1], out, lp)
     if keepdims:
         ks = tuple(1 if i in axes else s for i, s in enumerate(shape))
         out = out._view(out._offset, ks, _shapes.c_strides(ks, out_dtype.itemsize))

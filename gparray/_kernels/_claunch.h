@@ -43,6 +43,11 @@ PyObject *gp_block_reuse(PyObject *pool, PyObject *deferred, PyObject *nbytes, P
 /* new references to pool.malloc, pool._deferred (NULL: none) and device._id, what a compiled
  * table entry allocates its results with: 0, or -1 with an exception set */
 int gp_pool_refs(PyObject *pool, PyObject *device, PyObject **malloc, PyObject **deferred, PyObject **devid);
+/* a compiled call's result block of nbytes on device devid's current stream (the last deferred
+ * free of the same request there, else pool.malloc) and *sptr the stream's ptr: new
+ * references, or NULL with an exception set */
+PyObject *gp_result_block(PyObject *pool, PyObject *malloc, PyObject *deferred, PyObject *devid, PyObject *nbytes,
+                          PyObject **sptr);
 
 /* the offset of object slot ``name`` (a __slots__ member) of class t: 0, or -1 with a
  * TypeError set (_claunch_ops.c) */

@@ -223,6 +223,28 @@ int gp_pool_refs(PyObject *pool, PyObject *device, PyObject **malloc, PyObject *
     return 0;
 }
 
+/* The result block of a compiled call: `nbytes` on device devid's current stream, the pool's
+ * last deferred free of the same request on that stream (gp_block_reuse) or else a new
+ * pool.malloc(nbytes, stream) (`deferred` may be NULL). New reference, with *sptr a new
+ * reference to the stream's ptr; NULL with an exception set (and *sptr NULL). */
+PyObject *gp_result_block(PyObject *pool, PyObject *malloc, PyObject *deferred, PyObject *devid, PyObject *nbytes,
+                          PyObject **sptr) {
+    *sptr = NULL;
+    PyObject *stream = gp_stream_of(devid);
+    if (stream == NULL) return NULL;
+    *sptr = PyObject_GetAttr(stream, str_ptr_b);
+    Py_DECREF(stream);
+    if (*sptr == NULL) return NULL;
+    PyObject *blk = NULL;
+    if (deferred != NULL && PyList_GET_SIZE(deferred)) blk = gp_block_reuse(pool, deferred, nbytes, *sptr, devid);
+    if (blk == NULL && !PyErr_Occurred()) {
+        PyObject *margs[2] = {nbytes, *sptr};
+        blk = PyObject_Vectorcall(malloc, margs, 2, NULL);
+    }
+    if (blk == NULL) Py_CLEAR(*sptr);
+    return blk;
+}
+
 int gp_block_init(PyObject *m) {
     str_deferred = PyUnicode_InternFromString("_deferred");
     str_release = PyUnicode_InternFromString("_release");

@@ -215,25 +215,15 @@ static PyObject *run_entry(Entry *e, PyObject *x, PyObject *y, PyObject *s, Py_s
     memset(buf, 0, (size_t)l->size);  /* padding too: launches are reproducible to the byte */
     if (data_ptr(x, &px) || (y != NULL && data_ptr(y, &py))) return NULL;
     if (s != NULL && gp_pack_one(l, 2, s, buf) < 0) return NULL;
-    PyObject *stream = PyObject_CallOneArg(get_stream, e->devid);
-    if (stream == NULL) return NULL;
-    PyObject *sptr = PyObject_GetAttr(stream, str_ptr);
-    Py_DECREF(stream);
-    if (sptr == NULL) return NULL;
-    unsigned long long stream_ptr = PyLong_AsUnsignedLongLong(sptr);
-    if (stream_ptr == (unsigned long long)-1 && PyErr_Occurred()) { Py_DECREF(sptr); return NULL; }
     PyObject *nbytes = PyLong_FromSsize_t(n * e->oisz);
-    if (nbytes == NULL) { Py_DECREF(sptr); return NULL; }
-    PyObject *blk = NULL;
-    if (e->deferred != NULL && PyList_GET_SIZE(e->deferred))
-        blk = gp_block_reuse(e->pool, e->deferred, nbytes, sptr, e->devid);
-    if (blk == NULL) {
-        PyObject *margs[2] = {nbytes, sptr};
-        blk = PyObject_Vectorcall(e->malloc, margs, 2, NULL);
-    }
+    if (nbytes == NULL) return NULL;
+    PyObject *sptr;
+    PyObject *blk = gp_result_block(e->pool, e->malloc, e->deferred, e->devid, nbytes, &sptr);
     Py_DECREF(nbytes);
-    Py_DECREF(sptr);
     if (blk == NULL) return NULL;
+    unsigned long long stream_ptr = PyLong_AsUnsignedLongLong(sptr);
+    Py_DECREF(sptr);
+    if (stream_ptr == (unsigned long long)-1 && PyErr_Occurred()) { Py_DECREF(blk); return NULL; }
     PyObject *po = PyObject_GetAttr(blk, str_ptr);
     if (po == NULL) { Py_DECREF(blk); return NULL; }
     pout = PyLong_AsUnsignedLongLong(po);
@@ -242,20 +232,9 @@ static PyObject *run_entry(Entry *e, PyObject *x, PyObject *y, PyObject *s, Py_s
     PyObject *shape = SLOT(x, off_shape);
     PyObject *strides = out_strides(e, shape);
     if (strides == NULL) { Py_DECREF(blk); return NULL; }
-    PyObject *out = array_type->tp_alloc(array_type, 0);
-    if (out == NULL) { Py_DECREF(blk); Py_DECREF(strides); return NULL; }
-    SLOT(out, off_buf) = blk;  /* the new references move into the Array */
-    SLOT(out, off_strides) = strides;
-    Py_INCREF(zero);
-    SLOT(out, off_offset) = zero;
-    Py_INCREF(shape);
-    SLOT(out, off_shape) = shape;
-    Py_INCREF(e->odt);
-    SLOT(out, off_dtype) = e->odt;
-    Py_INCREF(e->device);
-    SLOT(out, off_device) = e->device;
-    Py_INCREF(Py_True);
-    SLOT(out, off_flags) = Py_True;
+    PyObject *out = gp_array_build(blk, shape, strides, e->odt, e->device);  /* steals blk */
+    Py_DECREF(strides);
+    if (out == NULL) return NULL;
     long long nn = n;
     memcpy(buf + l->off[0], &pout, 8);
     memcpy(buf + l->off[1], &px, 8);

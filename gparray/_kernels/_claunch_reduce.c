@@ -193,20 +193,9 @@ static void rentry_hold(REntry *c, const REntry *e) {
 static PyObject *rrun(REntry *e, unsigned long long px) {
     unsigned long long pout, pws;
     PyObject *blk = NULL, *ws = NULL, *out = NULL, *head = NULL, *sptr = NULL;
-    PyObject *stream = gp_stream_of(e->devid);
-    if (stream == NULL) goto done;
-    sptr = PyObject_GetAttr(stream, str_ptr);
-    Py_DECREF(stream);
-    if (sptr == NULL) goto done;
     ws = Py_NewRef(Py_None);
-    if (e->deferred != NULL && PyList_GET_SIZE(e->deferred))
-        blk = gp_block_reuse(e->pool, e->deferred, e->out_bytes, sptr, e->devid);
-    if (blk == NULL) {
-        if (PyErr_Occurred()) goto done;
-        PyObject *margs[2] = {e->out_bytes, sptr};
-        blk = PyObject_Vectorcall(e->malloc, margs, 2, NULL);
-        if (blk == NULL) goto done;
-    }
+    blk = gp_result_block(e->pool, e->malloc, e->deferred, e->devid, e->out_bytes, &sptr);
+    if (blk == NULL) goto done;
     int has_ws = PyObject_IsTrue(e->ws_bytes);
     if (has_ws < 0) goto done;
     if (has_ws) {

@@ -19,9 +19,9 @@ import math
 import numbers
 
 from .. import _dtypes as _dt
-from .._array import Array, _empty
+from .._array import Array
 from .._engine import _linalg_plan as _lp
-from .._engine import _reduce, _reduce_fast, _shapes
+from .._engine import _reduce_fast, _shapes
 from .._statistical import _reduce_into
 
 _INF = float("inf")
@@ -90,11 +90,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     axes = _lp.norm_axes(name, x.ndim, axis, 0)
     if op == "norm_min":
         _nonempty(x, axes, name, "the minimum")
-    if plain:
-        out = _empty(_lp.reduced_shape(x._shape, axes, False), real_dtype(x._dtype), x._device)
-        _reduce_fast.learn(name, x, axis, out, _reduce.reduce(op, x, axes, out, p))
-        return out
-    return _reduce_into(op, x, axes, bool(keepdims), real_dtype(x._dtype), p)
+    return _reduce_into(op, x, axes, bool(keepdims), real_dtype(x._dtype), p, learn=(name, axis) if plain else None)
 
 
 def _keep(r, shape: tuple):
