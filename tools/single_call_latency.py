@@ -7,6 +7,11 @@ Each row times a call the way bench/bench.py does (a CUDA event, the call, an ev
 synchronize; median of 40) and the same call ten times back to back between the two events
 (the time per call is then the GPU's own: the host work of one call overlaps the kernel of
 the one before). The difference is what a single call pays before and after its kernels.
+Two more columns split that difference: ``queued`` times one call whose start event and
+kernels were enqueued behind a ~60 us spin kernel (``torch.cuda._sleep`` on the same null
+stream), so the host work and the launch are over before the GPU reaches the first event:
+what remains is the GPU's time for one call coming from a busy queue; ``host`` is the wall
+time of the call itself in the single-call loop (after a synchronize).
 Rows: gparray's 2-norm and column sum of an (8192, 8192) float32 array through the compiled
 repeat path (gparray/_kernels/_claunch_reduce.c) and, last, through the Python path; the
 same in CuPy and PyTorch; `x + 1` and the same reductions on tiny inputs (a launch's own fixed
@@ -17,6 +22,7 @@ holds at once, then more waves), to see whether the single call's extra time fol
 number of blocks, the kernel, or neither.
 """
 import statistics
+import time
 
 import cupy as cp
 import numpy as np
@@ -26,27 +32,41 @@ import gparray as xp
 from gparray._engine import _reduce_fast
 
 
-def event_us(fn, n=40, calls=1):
-    """Median microseconds per call of ``calls`` calls of ``fn`` between two CUDA events."""
+SPIN_CYCLES = 120_000      # ~60 us at the H200's 1.98 GHz
+
+
+def event_us(fn, n=40, calls=1, queued=False, host=None):
+    """Median microseconds per call of ``calls`` calls of ``fn`` between two CUDA events;
+    ``queued``: a spin kernel first, so the events and the call wait in the queue; ``host``:
+    a list that receives the median wall microseconds of the calls themselves."""
     a, b = cp.cuda.Event(), cp.cuda.Event()
     for _ in range(3):
         fn()
     cp.cuda.Device().synchronize()
-    ts = []
+    ts, hs = [], []
     for _ in range(n):
+        if queued:
+            torch.cuda._sleep(SPIN_CYCLES)
         a.record()
+        t0 = time.perf_counter()
         r = fn()
         for _ in range(calls - 1):
             r = fn()
+        hs.append((time.perf_counter() - t0) * 1e6 / calls)
         b.record()
         b.synchronize()
         ts.append(cp.cuda.get_elapsed_time(a, b) * 1e3 / calls)
         del r
+    if host is not None:
+        host.append(statistics.median(hs))
     return statistics.median(ts)
 
 
 def row(name, fn):
-    print(f"{name:42s} single {event_us(fn):8.1f} us   x10 {event_us(fn, 20, 10):8.1f} us/call", flush=True)
+    host = []
+    single = event_us(fn, host=host)
+    print(f"{name:38s} single {single:7.1f}  x10 {event_us(fn, 20, 10):7.1f}  queued "
+          f"{event_us(fn, queued=True):7.1f}  host {host[0]:6.1f} us", flush=True)
 
 
 def shapes():
