@@ -229,6 +229,7 @@ class _K(NamedTuple):
 
 
 def test_learn_records_only_what_can_be_served(env, monkeypatch):
+    monkeypatch.setattr(_ops, "_configured", True)   # env's fake streams stay configured
     monkeypatch.setattr(_reduce_fast, "_tables", {})
     monkeypatch.setattr(_reduce_fast._memory, "_pools", {0: _Pool()})
     monkeypatch.setattr(_launch, "_multi", False)
@@ -250,3 +251,29 @@ def test_learn_records_only_what_can_be_served(env, monkeypatch):
     assert _reduce_fast.serve("mean", x, 1) is None                    # one table per function
     _reduce_fast.clear()
     assert _reduce_fast.serve("sum", x, 1) is None
+
+
+def test_learn_configures_the_compiled_path_in_a_process_that_only_reduces(env, monkeypatch):
+    """No elementwise call has configured the compiled path (its Array class and stream
+    getter): learn() configures it, else every serve() finds no Array type and the repeat
+    calls of a process that only reduces are never served (seen on the H200: 30 of 30)."""
+    monkeypatch.setattr(_reduce_fast, "_tables", {})
+    monkeypatch.setattr(_reduce_fast._memory, "_pools", {0: _Pool()})
+    monkeypatch.setattr(_launch, "_multi", False)
+    _claunch.configure(None, None)
+    monkeypatch.setattr(_ops, "_configured", False)
+    made = []
+
+    def configure():
+        made.append(True)
+        _claunch.configure(Array, lambda device_id: _Stream())
+        _ops._configured = True
+
+    monkeypatch.setattr(_ops, "_configure", configure)
+    k1 = _Recorder()
+    lp = _LP(_Plan(5, (None, 0)), _K(k1), (b"\x07",), None, (), 0)
+    x = _arr((64, 8))
+    assert _reduce_fast.learn("sum", x, 1, _arr((64,), ptr=0x8000), lp) and made == [True]
+    r = _reduce_fast.serve("sum", x, 1)
+    assert r is not None and r._shape == (64,) and len(k1.calls) == 1
+    assert _reduce_fast.learn("sum", _arr((32, 8)), 1, _arr((32,), ptr=0x8000), lp) and made == [True]

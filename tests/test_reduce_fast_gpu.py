@@ -110,4 +110,37 @@ def test_served_calls_follow_the_current_stream_and_keep_the_pool_even():
     for o in outs:
         _close(o, np.sum(a, axis=0), "float32")
     del outs, o
-    assert _settled_allocated() == before
+    after = _settled_allocated()
+    st = gparray.cuda.memory_stats()
+    assert after == before, (f"allocated {after - before} bytes more; allocations {st['allocation.current']}, "
+                             f"pending {st['pending_bytes.current']}, segments {st['segment.current']}")
+
+
+def test_repeat_calls_are_served_before_any_elementwise_call(monkeypatch):
+    """A process that only reduces (the compiled elementwise path never configured): after
+    the first calls have been recorded, no call goes through the Python path's launch."""
+    from gparray import _ops
+    from gparray._engine import _reduce
+
+    monkeypatch.setattr(_reduce_fast, "_tables", {})
+    monkeypatch.setattr(_ops, "_configured", False)
+    _launcher._claunch.configure(None, None)
+    python_path = []
+    orig = _reduce.reduce
+
+    def counting(*args, **kw):
+        python_path.append(args[0])
+        return orig(*args, **kw)
+
+    monkeypatch.setattr(_reduce, "reduce", counting)
+    a = _data("float32", (333, 77))
+    x = xp.asarray(a)
+    try:
+        for i in range(8):
+            if i == 3:
+                recorded = len(python_path)
+            _close(xp.sum(x, axis=0), np.sum(a, axis=0), "float32")
+            _close(xp.linalg.vector_norm(x, axis=1), np.linalg.norm(a, axis=1).astype(np.float32), "float32")
+        assert 0 < recorded == len(python_path)
+    finally:
+        _ops._configure()   # whatever this worker had, the configured path is what it gets

@@ -54,12 +54,28 @@ def learn(name: str, x, axis, out, lp) -> bool:
     pool = _memory._pools.get(d)
     if pool is None:
         return False
+    if not _ops_configured():
+        return False
     fk = lp.fkern
     xp = x._buf.ptr + x._offset
     return table(name).add(x._dtype, x._shape, axis, x._device, xp % 16 == 0, x._dtype.itemsize, out._shape,
                            out._strides, out._dtype, out.size * out._dtype.itemsize, lp.kern.launch, lp.plan.grid,
                            tuple(lp.tail), None if fk is None else fk.launch,
                            0 if fk is None else lp.plan.finish[1], tuple(lp.ftail), BLOCK, int(lp.ws_bytes), pool)
+
+
+def _ops_configured() -> bool:
+    """The compiled path knows the Array class and the stream getter (gparray/_ops.py's
+    ``_configure``, made here when no elementwise call has made it yet: without it every
+    serve() finds no Array type and returns None, so a process that only reduces was never
+    served). False when configuring failed."""
+    from .. import _ops
+    if not _ops._configured:
+        try:
+            _ops._configure()
+        except Exception:
+            return False
+    return True
 
 
 def clear() -> None:
