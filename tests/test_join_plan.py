@@ -646,3 +646,53 @@ def test_kernel_constants_match_the_engine():
     assert f"#define GP_JOIN_BLOCK {_join.BLOCK}\n" in src
     assert f"#define GP_JOIN_ITEMS {_join.ITEMS} " in src
     assert f"#define GP_JOIN_ITEMS16 {_join.ITEMS16} " in src
+
+
+class _CopyRuntime:
+    """memcpyAsync over host memory (the fake arrays' addresses are host addresses)."""
+
+    def __init__(self):
+        self.copies = []
+
+    def memcpyAsync(self, dst, src, nbytes, kind, stream):
+        assert kind == 3 and stream == 77
+        self.copies.append((dst, src, nbytes))
+        ctypes.memmove(dst, src, nbytes)
+
+    def getDevice(self):
+        return 0
+
+
+@pytest.mark.parametrize("axis,big", [(0, True), (None, True), (0, False), (1, True)])
+def test_large_one_row_joins_move_each_piece_with_a_device_copy(monkeypatch, axis, big):
+    """One row (axis 0 or None) and every piece at least COPY_MIN bytes: a device-to-device
+    cudaMemcpyAsync per piece on the current stream, no launch; a smaller piece or several
+    rows (axis 1): the one launch."""
+    monkeypatch.setattr(_join, "COPY_MIN", 1024)
+    heap = Heap(1 << 18, seed=3)
+    shapes = {0: [(40, 16), (24, 16), (33, 16)], None: [(40, 16), (24, 16), (33, 16)],
+              1: [(40, 16), (40, 17), (40, 20)]}[axis]
+    if not big:
+        shapes[1] = (2, 16)
+    arrays = [heap.array(s, "float32") for s in shapes]
+    if axis is None:
+        exp, lead, ks = np.concatenate([a.ravel() for a in arrays]), 0, [a.size for a in arrays]
+    else:
+        exp, lead, ks = np.concatenate(arrays, axis=axis), axis, [s[axis] for s in shapes]
+    out = np.zeros(exp.shape, np.float32)
+    rt = _CopyRuntime()
+    fake_cp = _FakeCupy({})
+    fake_cp.cuda.runtime = rt
+    launches = []
+    monkeypatch.setattr(_join._backend, "cupy", lambda: fake_cp)
+    monkeypatch.setattr(_join._backend, "_cupy", fake_cp)
+    monkeypatch.setattr(_join._backend, "_device_count", 1)
+    monkeypatch.setattr(_join, "launch", lambda o, pl: launches.append(pl))
+    _join.join(fake(out), [fake(a) for a in arrays], lead, ks)
+    if axis == 1 or not big:
+        assert not rt.copies and len(launches) == 1
+        return
+    assert not launches and len(rt.copies) == 3
+    assert [c[0] - out.ctypes.data for c in rt.copies] == [0, arrays[0].nbytes, arrays[0].nbytes + arrays[1].nbytes]
+    assert [c[1:] for c in rt.copies] == [(a.ctypes.data, a.nbytes) for a in arrays]
+    np.testing.assert_array_equal(out, exp)
