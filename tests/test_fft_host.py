@@ -89,6 +89,29 @@ class HostMemory:
         return Array._new(blk, 0, a.shape, base.strides, a.dtype, DEV)
 
 
+def fake_fft(execute, ready=True):
+    """The engine as the namespace sees it, over a fake ``execute``: ``ready_plan`` (the
+    transforms' repeat calls) hands out a plan whose ``exec`` runs that same ``execute``
+    (``ready=False``: never ready, so every call takes the general path); ``readies`` counts
+    the plans handed out."""
+    ns = types.SimpleNamespace(execute=execute, rejected=_fft.rejected, FORWARD=_fft.FORWARD,
+                               INVERSE=_fft.INVERSE, readies=[])
+
+    def ready_plan(step, double, dev):
+        if not ready or step.loops:
+            return None
+
+        def run(handle, in_ptr, out_ptr, direction=None):
+            assert handle == 7
+            ns.execute(step, double, direction != _fft.INVERSE, in_ptr, out_ptr, dev)
+
+        ns.readies.append(step)
+        return types.SimpleNamespace(handle=7, exec=run)
+
+    ns.ready_plan = ready_plan
+    return ns
+
+
 @pytest.fixture
 def mem(monkeypatch):
     m = HostMemory()
@@ -136,7 +159,7 @@ def mem(monkeypatch):
     monkeypatch.setattr(tr, "_empty", m.empty)
     monkeypatch.setattr(tr, "_ew", types.SimpleNamespace(fill=fill, copy_into=copy_into, scalar=scalar,
                                                          unary=unary))
-    monkeypatch.setattr(tr, "_fft", types.SimpleNamespace(execute=execute, rejected=_fft.rejected))
+    monkeypatch.setattr(tr, "_fft", fake_fft(execute))
     m.calls = calls
     return m
 
@@ -266,6 +289,47 @@ class CuPyCuFFTError(RuntimeError):
 CuPyCuFFTError.__name__ = "CuFFTError"
 
 
+ALL = ("c", "T", "step")
+
+
+@pytest.mark.parametrize("name,kw,direct", [
+    ("fft", {}, ALL), ("fft", {"axis": 0}, ALL), ("rfft", {"axis": 0}, ALL), ("fftn", {"axes": (0, 1)}, ALL),
+    ("rfftn", {}, ("c", "step")),          # (transposed: the real input is first copied into place)
+    ("ifft", {"norm": "forward"}, ALL),
+    ("irfft", {"norm": "forward"}, ()),    # (C2R overwrites its input: a copy comes first)
+    ("ifft", {}, ()), ("fft", {"norm": "ortho"}, ()),      # (a normalization follows)
+    ("hfft", {}, ()), ("ihfft", {}, ()),   # (a conjugation)
+    ("fft", {"n": 13}, ())])               # (zero padding)
+def test_repeat_calls_run_cufft_directly_when_nothing_else_runs(mem, name, kw, direct):
+    """A repeat call whose recipe is one cuFFT call into a new buffer and nothing else (no
+    normalization, no conjugation, no copy) takes the direct path: the plan from ready_plan,
+    the result allocated, plan.exec; the others keep the general path. Both give numpy.fft's
+    answer, call after call, in every layout."""
+    src = sample((6, 10), "float32" if name in ("rfft", "rfftn", "ihfft") else "complex64", seed=3)
+    want = getattr(np.fft, name)(src, **kw).astype(_expected_dtype(name, src.dtype))
+    for layout in ("c", "T", "step"):
+        x = mem.array(src, layout)
+        tr._fft.readies.clear()
+        for _ in range(3):
+            compare(mem, getattr(tr, name)(x, **kw), want, src.dtype)
+        if layout in direct:
+            assert len(tr._fft.readies) >= 2, (name, kw, layout)     # (the first call may be general)
+        else:
+            assert tr._fft.readies == [], (name, kw, layout)
+
+
+def test_direct_calls_fall_back_when_the_plan_is_not_ready(mem, monkeypatch):
+    """ready_plan answering None (another stream, a cleared cache, a profile) sends the call
+    to the general path, which runs it the same way."""
+    src = sample((8, 6), "complex64", seed=5)
+    x = mem.array(src, "c")
+    compare(mem, tr.fft(x, axis=0), np.fft.fft(src, axis=0), src.dtype)
+    ran = len(mem.calls)
+    monkeypatch.setattr(tr._fft, "ready_plan", lambda *a: None)
+    compare(mem, tr.fft(x, axis=0), np.fft.fft(src, axis=0), src.dtype)
+    assert len(mem.calls) == ran + 1 and tr._fft.readies == []
+
+
 def test_rejected_layouts_fall_back_to_basic_ones(mem, monkeypatch):
     inner = tr._fft.execute
     rejected = []
@@ -275,7 +339,7 @@ def test_rejected_layouts_fall_back_to_basic_ones(mem, monkeypatch):
             rejected.append(step)
             raise CuPyCuFFTError(4)
         inner(step, *args)
-    monkeypatch.setattr(tr, "_fft", types.SimpleNamespace(execute=execute, rejected=_fft.rejected))
+    monkeypatch.setattr(tr, "_fft", fake_fft(execute))
     a = sample((4, 5, 6), "float32", seed=4)
     total = 0
     for name, kw in (("rfftn", {"axes": (0, 1)}), ("rfft", {"axis": 0}), ("fft", {"axis": 1}),
@@ -291,8 +355,7 @@ def test_rejected_layouts_fall_back_to_basic_ones(mem, monkeypatch):
             total += len(rejected)
     assert total >= 5
     other = CuPyCuFFTError(6)      # an execution failure that is not a layout's: raised as is
-    monkeypatch.setattr(tr, "_fft", types.SimpleNamespace(execute=lambda *a: (_ for _ in ()).throw(other),
-                                                          rejected=_fft.rejected))
+    monkeypatch.setattr(tr, "_fft", fake_fft(lambda *a: (_ for _ in ()).throw(other)))
     with pytest.raises(RuntimeError, match="cufft 6"):
         tr.fft(mem.array(sample((8,), "complex64")))
 

@@ -48,7 +48,7 @@ from collections import OrderedDict
 
 from .. import _backend, _memory
 from .._kernels import _registry
-from . import _loaded_libs
+from . import _launch, _loaded_libs
 from ._fft_plan import C2C, C2R, R2C
 
 FORWARD, INVERSE = -1, 1
@@ -485,6 +485,27 @@ def execute(step, double: bool, forward: bool, in_ptr: int, out_ptr: int, dev: i
         plan.exec(plan.handle, in_ptr, out_ptr, FORWARD if forward else INVERSE)
     else:
         plan.exec(plan.handle, in_ptr, out_ptr)
+
+
+def ready_plan(step, double: bool, dev: int):
+    """The plan of ``step`` that ``execute`` would run now without any other work: cached on
+    this thread for device ``dev`` (the current device), bound to the current stream, one
+    cuFFT call (no host loop); the hit is counted and the plan made most recently used, as
+    ``execute`` does. None otherwise (several devices, a profile active, a miss, another
+    stream): the caller then takes ``execute``. The transforms' repeat calls use it to call
+    ``plan.exec`` themselves."""
+    if _multi or _cp is None or _launch._hook is not None or step.loops:
+        return None
+    c = _local.caches.get(dev)
+    if c is None or c.epoch != _epoch[0]:
+        return None
+    key = step.plan_key(double)
+    plan = c._plans.get(key)
+    if plan is None or plan.stream != _stream_of().ptr:
+        return None
+    c._plans.move_to_end(key)
+    c.hits += 1
+    return plan
 
 
 def _execute(step, double, forward, in_ptr, out_ptr, dev):
