@@ -119,6 +119,45 @@ def test_a_two_pass_plan_takes_a_workspace_and_gives_it_back(env):
     assert pool.blocks[0]() is out._buf                        # the result's block: the Array's
 
 
+def test_repeat_calls_take_back_the_last_calls_result_and_workspace(env):
+    """Over a real CachingPool (fake device memory): the workspace a served call gives back
+    and the result the caller drops queue their frees; the next call takes both chunks back
+    (no pool.malloc at all) and the statistics stay exact."""
+    from test_memory_pool import check_internal, make_pool
+
+    pool, _, _ = make_pool()
+    mallocs = []
+    real_malloc = pool.malloc
+
+    def malloc(nbytes, stream):
+        mallocs.append(nbytes)
+        return real_malloc(nbytes, stream)
+
+    pool.malloc = malloc                                  # what the table entry calls
+    t, k1, k2 = _claunch.RTable(), _Recorder(), _Recorder()
+    assert _add(t, pool, k1, k2, ws=4096)
+    x = _arr((64, 8))
+    out = t.serve(x, 1)
+    assert mallocs == [256, 4096]
+    ws_ptr = k1.calls[-1][2][1]
+    first = out._buf._chunk
+    del out
+    assert [n for _, n in pool._deferred] == [4096, 256]  # the workspace's free, then the result's
+    out = t.serve(x, 1)
+    assert mallocs == [256, 4096] and out._buf._chunk is first
+    assert [n for _, n in pool._deferred] == [4096]       # this call's workspace, given back
+    assert k1.calls[-1][2][:2] == (first.ptr, ws_ptr) and k2.calls[-1][2][:2] == (first.ptr, ws_ptr)
+    s = pool.stats()
+    assert s["allocated_bytes.current"] == 512 and s["allocation.current"] == 1
+    t2 = _claunch.RTable()
+    assert _add(t2, pool, k1, k2, ws=8192, shape=(64, 16))   # another workspace size: a malloc
+    other = t2.serve(_arr((64, 16)), 1)
+    assert mallocs[2:] == [256, 8192] and other._buf._chunk is not first
+    del out, other
+    assert pool.stats()["allocation.current"] == 0
+    check_internal(pool)
+
+
 @pytest.mark.parametrize("case", ["dtype", "shape", "axis", "axis None", "axis bool", "device", "strided",
                                   "misaligned", "not an array", "other context"])
 def test_everything_else_is_not_served(env, case):

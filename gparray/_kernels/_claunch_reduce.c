@@ -12,8 +12,8 @@
  *
  *   - x a C-contiguous Array of the recorded dtype, shape and device, axis the same int (or
  *     None), x's alignment class the same, the entry's CUDA context current;
- *   - the result from the device's pool (its last deferred free of the same request on the
- *     same stream, see _claunch_block.c, else its malloc), the workspace from its malloc;
+ *   - the result and the workspace from the device's pool (each: its last deferred free of
+ *     the same request on the same stream, see _claunch_block.c, else its malloc);
  *   - the launches through the kernels' own launch callables (the C Launch objects, or the
  *     checked launches of GPARRAY_LAUNCH_BLOCKING), with the values the Python path passes:
  *     (out, workspace, x) + the constant bytes, then (out, workspace) + the finisher's;
@@ -199,9 +199,17 @@ static PyObject *rrun(REntry *e, unsigned long long px) {
     int has_ws = PyObject_IsTrue(e->ws_bytes);
     if (has_ws < 0) goto done;
     if (has_ws) {
-        PyObject *margs[2] = {e->ws_bytes, sptr};
-        Py_SETREF(ws, PyObject_Vectorcall(e->malloc, margs, 2, NULL));
-        if (ws == NULL) goto done;
+        /* the previous call's workspace when it is the pool's last deferred free (as the
+         * result's): no Python call before the launch */
+        PyObject *w = NULL;
+        if (e->deferred != NULL && PyList_GET_SIZE(e->deferred))
+            w = gp_block_reuse(e->pool, e->deferred, e->ws_bytes, sptr, e->devid);
+        if (w == NULL && !PyErr_Occurred()) {
+            PyObject *margs[2] = {e->ws_bytes, sptr};
+            w = PyObject_Vectorcall(e->malloc, margs, 2, NULL);
+        }
+        if (w == NULL) goto done;
+        Py_SETREF(ws, w);
     }
     if (block_ptr(blk, &pout) < 0 || block_ptr(ws, &pws) < 0) goto done;
     head = Py_BuildValue("(KKK)", pout, pws, px);
