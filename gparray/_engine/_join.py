@@ -57,14 +57,7 @@ PARAM_CAPS = (4, 16, 64)    # gp_join_params<NV> instances: pieces by value
 FIELDS = 5                  # int64 fields of a gp::join::Piece
 GRID_LIMIT = 2**31 - 1
 NUMPY_FROM = 64             # build the table with NumPy from this many inputs on
-COPY_MIN = 64 << 20         # a one-row join (axis 0, or axis=None) whose every piece has at
-COPY_MAX_PIECES = 16        # least COPY_MIN bytes, and no more than COPY_MAX_PIECES of them,
-                            # moves each piece with cudaMemcpyAsync: on the H200 the device's
-                            # own copy moves 4.16-4.23 TB/s against the join kernel's 3.92
-                            # (concat of four 2^26 float32: 0.548 ms, PyTorch 0.546); the gap
-                            # between two copies (~1 us) is under 1% of a piece this large
 _H2D = 1
-_D2D = 3
 
 
 def tile_bytes(shift: int) -> int:
@@ -348,30 +341,6 @@ def launch(out, pl: JoinPlan) -> None:
     del blk  # back to the pool on the stream the kernel runs on: reused only after it
 
 
-def copy_pieces(out, pl: JoinPlan) -> bool:
-    """Move ``pl``'s pieces with one device-to-device cudaMemcpyAsync each, on the current
-    stream, when the join has one row and every piece is large (``COPY_MIN``); False (nothing
-    done) otherwise, and the caller launches the kernel."""
-    n = pl.n
-    if pl.rows != 1 or n == 0 or n > COPY_MAX_PIECES:
-        return False
-    pieces = pl.pieces
-    if any(int(pieces[i][3]) < COPY_MIN for i in range(n)):
-        return False
-    dev = out._device._id
-    obase = out._buf.ptr + out._offset
-    with _backend.on_device(dev):
-        sp = _backend.current_stream().ptr
-        rt = _backend.runtime()
-        with _faults.checked("concat: copy of an input"):
-            for i in range(n):
-                p = pieces[i]
-                w = int(p[3])
-                with copy_span("memcpy DtoD", w, dev, sp):
-                    rt.memcpyAsync(obase + int(p[2]), int(p[0]), w, _D2D, sp)
-    return True
-
-
 def slow_view(out, a, lead: int, col: int):
     """The view of ``out`` that input ``a`` fills (its shape; byte column ``col``)."""
     isz = out._dtype.itemsize
@@ -381,11 +350,9 @@ def slow_view(out, a, lead: int, col: int):
 
 def join(out, arrays, lead: int, ks, addrs=None) -> None:
     """Write ``arrays`` into the C-contiguous ``out`` (see the module docstring): one launch
-    for the pieces (or a device copy each: ``copy_pieces``), one elementwise copy for each
-    other input (``addrs``: see ``plan``)."""
+    for the pieces, one elementwise copy for each other input (``addrs``: see ``plan``)."""
     pl = plan(out, arrays, lead, ks, addrs)
-    if not copy_pieces(out, pl):
-        launch(out, pl)
+    launch(out, pl)
     for i, col in pl.slow:
         a = arrays[i]
         _ew.copy_into(slow_view(out, a, lead, col), a)

@@ -151,7 +151,7 @@ def run_plain(k: Kernel, device_id: int, grid: int, args, shared_mem: int = 0, b
 
 def copy_span(what: str, nbytes: int, device_id: int, stream_ptr: int):
     """A context manager around one copy or memset of ``nbytes`` queued on ``stream_ptr`` of
-    the current device ``device_id`` (``what``: "memcpy HtoD", "memcpy DtoH", "memcpy DtoD", "memcpy PtoP",
+    the current device ``device_id`` (``what``: "memcpy HtoD", "memcpy DtoH", "memcpy PtoP",
     "memset"): the
     profiler's record of it while a profile is active, else a no-op."""
     h = _copy_hook

@@ -20,7 +20,7 @@ class ProfileRecord:
     (``"elementwise"``, ``"reduce"``, ..., ``"user:<module name>"``), ``"transfer"`` for copies
     or the library (``"cublas"``, ``"cusolver"``, ``"cufft"``); ``name``: the kernel's template
     instance expression (``gp_binary_contig<op_add, float, float, float, float>``), the copy
-    (``"memcpy HtoD"``, ``"memcpy DtoH"``, ``"memcpy DtoD"``, ``"memcpy PtoP"``, ``"memset"``) or the library
+    (``"memcpy HtoD"``, ``"memcpy DtoH"``, ``"memcpy PtoP"``, ``"memset"``) or the library
     routine; ``grid`` and ``block``: (x, y, z) of a kernel launch, None otherwise; ``shared_mem``: dynamic shared
     memory bytes; ``nbytes``: bytes moved (exact for copies; an estimate for kernels and
     library calls, see the README's Profiling section; None when unknown); ``device``,
