@@ -183,8 +183,9 @@ def test_namespace_errors_are_the_python_paths():
 @given(st.one_of(st.integers(1, 70), st.integers(64, 300)), st.integers(1, 3), st.sampled_from([1, 2, 4, 8]),
        st.integers(0, 15), st.data())
 def test_table_in_c_matches_the_numpy_build(n, rows, isz, skew, data):
-    """The plan from the scan's bytes (from 64 inputs: join_table, in C) is the plan from
-    Python lists, and from 64 inputs _pieces_np's table byte for byte, for contiguous
+    """The plan from the scan's bytes (join_table, in C: the launch's by-value table up to 64
+    inputs, the device table beyond) is the plan from Python lists, and from 64 inputs
+    _pieces_np's table byte for byte, for contiguous
     inputs: any extents (zeros included), alignments, one row or several."""
     dt = {1: "uint8", 2: "int16", 4: "float32", 8: "float64"}[isz]
     ks = data.draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))
@@ -209,6 +210,10 @@ def test_table_in_c_matches_the_numpy_build(n, rows, isz, skew, data):
         if c.n <= cap:
             assert _join.param_table(c, cap) == _join.param_table(ref, cap)
             break
+    if c.raw is not None:   # the by-value table built in C, sized for every input (zeros too)
+        assert c.raw[0] == _join.param_cap(n) and c.raw[1] == _join.param_table(ref, c.raw[0])
+    elif c.n:                # (an empty output has no table at all)
+        assert _join.param_cap(n) is None
     if n < _join.NUMPY_FROM:
         return
     assert _claunch.join_table(sc[3], sc[4], out._buf.ptr, rows_, sl, pitch, _join._TILE_BYTES) is not None

@@ -117,6 +117,7 @@ class JoinPlan(NamedTuple):
     pieces: object     # n x 5 fields: src, src_pitch, col, width, shift (lists or ndarray)
     grid: int          # blocks of the launch (0: no launch)
     slow: tuple        # (input index, byte column) of each input copied on its own
+    raw: object = None  # (cap, bytes of gp::join::Table<cap>) when built in C, else None
 
 
 def _geometry(out, lead: int):
@@ -150,13 +151,19 @@ def plan(out, arrays, lead: int, ks, addrs=None) -> JoinPlan:
     rows, pitch, sl = _geometry(out, lead)
     if rows == 0 or pitch == 0:
         return JoinPlan(rows, pitch, 0, [0], [], 0, ())
+    if addrs is not None and _claunch is not None:   # every input contiguous: the table in C
+        cap = param_cap(len(arrays)) or 0               # (the by-value layout when it fits)
+        if type(ks) is not np.ndarray or ks.dtype != np.int64:
+            ks = np.asarray(ks, dtype=np.int64)
+        t = _claunch.join_table(addrs, ks, out._buf.ptr + out._offset, rows, sl, pitch, _TILE_BYTES, cap)
+        if t is not None and t[2] <= GRID_LIMIT:
+            raw, n, grid = t
+            w = np.frombuffer(raw, dtype=np.int64)
+            if cap:
+                return JoinPlan(rows, pitch, n, w[:n + 1], w[cap + 1:cap + 1 + FIELDS * n].reshape(n, FIELDS), grid,
+                                (), (cap, raw))
+            return JoinPlan(rows, pitch, n, w[:n + 1], w[n + 1:].reshape(n, FIELDS), grid, ())
     if len(arrays) >= NUMPY_FROM:
-        if addrs is not None and _claunch is not None:   # every input contiguous: in C
-            t = _claunch.join_table(addrs, np.asarray(ks, dtype=np.int64), out._buf.ptr + out._offset,
-                                    rows, sl, pitch, _TILE_BYTES)
-            if t is not None and t[2] <= GRID_LIMIT:
-                tab, n = np.frombuffer(t[0], dtype=np.int64), t[1]
-                return JoinPlan(rows, pitch, n, tab[:n + 1], tab[n + 1:].reshape(n, FIELDS), t[2], ())
         n, starts, pieces, slow = _pieces_np(out, arrays, lead, ks, rows, pitch, sl, addrs)
     else:   # Python ints (``scan`` gives an int64 array): unit_shift uses int.bit_length
         ks = ks.tolist() if isinstance(ks, np.ndarray) else ks
@@ -318,13 +325,15 @@ def launch(out, pl: JoinPlan) -> None:
         return
     dev = out._device._id
     obase = out._buf.ptr + out._offset
-    cap = param_cap(pl.n)
+    cap, raw = pl.raw if pl.raw is not None else (param_cap(pl.n), None)
     if cap is not None:
         expr = _params_expr(cap)
         k = _kernels.get((dev, FAMILY, expr))
         if k is None:
             k = kernel(FAMILY, expr, dev, _proto(cap))
-        run(k, dev, pl.grid, (obase, pl.pitch, pl.rows, pl.n, memoryview(param_table(pl, cap))), block=BLOCK)
+        if raw is None:
+            raw = param_table(pl, cap)
+        run(k, dev, pl.grid, (obase, pl.pitch, pl.rows, pl.n, memoryview(raw)), block=BLOCK)
         return
     tab = device_table(pl)
     k = _kernels.get((dev, FAMILY, "gp_join_table"))

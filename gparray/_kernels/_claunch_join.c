@@ -184,7 +184,7 @@ irregular:
     Py_RETURN_NONE;
 }
 
-/* join_table(addresses, ks, obase, rows, slice, pitch, tile_bytes) -> None | (table, n, grid)
+/* join_table(addresses, ks, obase, rows, slice, pitch, tile_bytes[, cap]) -> None | (table, n, grid)
  *
  * The device piece table of the join engine (gparray/_engine/_join.py, ``_pieces_np`` and
  * ``device_table``) when every input is a C-contiguous array of the output's dtype (no -1
@@ -192,14 +192,17 @@ irregular:
  * 0) its source address, source row step (its row bytes), byte column, width and unit
  * shift (the log2 of the largest power of two up to 16 dividing its addresses, width and,
  * with several rows, both row steps). ``tile_bytes``: 5 int64, the bytes a block moves per
- * unit shift. Pure arithmetic: tests/test_join_scan.py compares it with the NumPy build. */
+ * unit shift. Pure arithmetic: tests/test_join_scan.py compares it with the NumPy build.
+ * ``cap`` > 0 (at least the number of inputs): the same words laid out as gp::join::Table<cap>,
+ * the launch's by-value table (cap + 1 starts, then cap pieces; unused entries zero). */
 static PyObject *join_table(PyObject *mod, PyObject *args) {
     Py_buffer ab, kb, tb;
     long long obase, rows, sl, pitch;
-    if (!PyArg_ParseTuple(args, "y*y*LLLLy*", &ab, &kb, &obase, &rows, &sl, &pitch, &tb)) return NULL;
+    Py_ssize_t cap = 0;
+    if (!PyArg_ParseTuple(args, "y*y*LLLLy*|n", &ab, &kb, &obase, &rows, &sl, &pitch, &tb, &cap)) return NULL;
     PyObject *res = NULL;
     Py_ssize_t n_in = ab.len / 8;
-    if (ab.len % 8 || kb.len != ab.len || tb.len != 5 * 8 || rows < 1 || sl < 0) {
+    if (ab.len % 8 || kb.len != ab.len || tb.len != 5 * 8 || rows < 1 || sl < 0 || cap < 0 || (cap && cap < n_in)) {
         PyErr_SetString(PyExc_ValueError, "join_table: inconsistent buffer sizes or geometry");
         goto done;
     }
@@ -213,9 +216,11 @@ static PyObject *join_table(PyObject *mod, PyObject *args) {
         }
         n += ks[i] > 0;
     }
-    PyObject *table = PyBytes_FromStringAndSize(NULL, (n + 1 + 5 * n) * 8);
+    Py_ssize_t slots = cap ? cap : n;
+    PyObject *table = PyBytes_FromStringAndSize(NULL, (slots + 1 + 5 * slots) * 8);
     if (table == NULL) goto done;
-    int64_t *starts = (int64_t *)PyBytes_AS_STRING(table), *pc = starts + n + 1;
+    int64_t *starts = (int64_t *)PyBytes_AS_STRING(table), *pc = starts + slots + 1;
+    if (cap) memset(starts, 0, (size_t)(slots + 1 + 5 * slots) * 8);
     int64_t col = 0, t = 0;
     Py_ssize_t j = 0;
     starts[0] = 0;
@@ -251,8 +256,8 @@ done:
 
 static PyMethodDef join_methods[] = {
     {"join_table", join_table, METH_VARARGS,
-     "join_table(addresses, ks, obase, rows, slice, pitch, tile_bytes) -> None | (table, n, grid): "
-     "the join engine's device piece table when every input is C-contiguous"},
+     "join_table(addresses, ks, obase, rows, slice, pitch, tile_bytes[, cap]) -> None | (table, n, grid): "
+     "the join engine's device piece table (cap: its by-value Table<cap>) when every input is C-contiguous"},
     {"join_scan", join_scan, METH_VARARGS,
      "join_scan(Array, arrays, axis, stack) -> None | (dtype, device, axis, addresses, ks, total): "
      "the checks and addresses of a concat/stack of Arrays of one dtype and device"},
