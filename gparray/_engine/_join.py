@@ -114,7 +114,8 @@ class JoinPlan(NamedTuple):
     pitch: int         # bytes of one output row
     n: int             # pieces in the launch
     starts: object     # n + 1 first tiles (list or int64 ndarray); starts[n] is the grid
-    pieces: object     # n x 5 fields: src, src_pitch, col, width, shift (lists or ndarray)
+    pieces: object     # n x 5 fields: src, src_pitch, col, width, shift (lists or ndarray);
+                       # both None when ``raw`` holds them (``decoded``)
     grid: int          # blocks of the launch (0: no launch)
     slow: tuple        # (input index, byte column) of each input copied on its own
     raw: object = None  # (cap, bytes of gp::join::Table<cap>) when built in C, else None
@@ -158,10 +159,9 @@ def plan(out, arrays, lead: int, ks, addrs=None) -> JoinPlan:
         t = _claunch.join_table(addrs, ks, out._buf.ptr + out._offset, rows, sl, pitch, _TILE_BYTES, cap)
         if t is not None and t[2] <= GRID_LIMIT:
             raw, n, grid = t
+            if cap:     # starts and pieces stay in the bytes (``decoded`` reads them)
+                return JoinPlan(rows, pitch, n, None, None, grid, (), (cap, raw))
             w = np.frombuffer(raw, dtype=np.int64)
-            if cap:
-                return JoinPlan(rows, pitch, n, w[:n + 1], w[cap + 1:cap + 1 + FIELDS * n].reshape(n, FIELDS), grid,
-                                (), (cap, raw))
             return JoinPlan(rows, pitch, n, w[:n + 1], w[n + 1:].reshape(n, FIELDS), grid, ())
     if len(arrays) >= NUMPY_FROM:
         n, starts, pieces, slow = _pieces_np(out, arrays, lead, ks, rows, pitch, sl, addrs)
@@ -288,11 +288,21 @@ def _table_struct(cap: int) -> struct.Struct:
     return st
 
 
+def decoded(pl: JoinPlan):
+    """(starts, pieces) of ``pl``: its fields, or read from its by-value table's bytes."""
+    if pl.starts is not None:
+        return pl.starts, pl.pieces
+    cap, n = pl.raw[0], pl.n
+    w = np.frombuffer(pl.raw[1], dtype=np.int64)
+    return w[:n + 1], w[cap + 1:cap + 1 + FIELDS * n].reshape(n, FIELDS)
+
+
 def param_table(pl: JoinPlan, cap: int) -> bytes:
     """The bytes of gp::join::Table<cap> for ``pl`` (unused entries zero)."""
     n = pl.n
-    vals = [int(s) for s in pl.starts] + [0] * (cap - n)
-    for pc in pl.pieces:
+    starts, pieces = decoded(pl)
+    vals = [int(s) for s in starts] + [0] * (cap - n)
+    for pc in pieces:
         vals.extend(int(v) for v in pc)
     vals.extend([0] * (FIELDS * (cap - n)))
     return _table_struct(cap).pack(*vals)
@@ -300,8 +310,8 @@ def param_table(pl: JoinPlan, cap: int) -> bytes:
 
 def device_table(pl: JoinPlan) -> np.ndarray:
     """The int64 words gp_join_table reads: the n + 1 starts, then the n pieces."""
-    return np.concatenate([np.asarray(pl.starts, dtype=np.int64),
-                           np.asarray(pl.pieces, dtype=np.int64).reshape(-1)])
+    starts, pieces = decoded(pl)
+    return np.concatenate([np.asarray(starts, dtype=np.int64), np.asarray(pieces, dtype=np.int64).reshape(-1)])
 
 
 _P0, _I64, _I32 = np.uint64(0), np.int64(0), np.int32(0)
