@@ -182,14 +182,17 @@ def _eigh(o, x, vectors):
     if count == 0 or n == 0:
         w = o.empty(b + (n,), rdt, x)
         return EighResult(w, o.empty(x.shape, dt, x)) if vectors else w
-    # eigenvectors: copy x.mT (column-major x, its lower triangle), so the row-major view of
-    # the vectors written in place is V^T. Values only: copy x (column-major x^T = conj(x)
-    # for Hermitian x, same eigenvalues) and read its column-major upper triangle, x's lower.
-    c = o.contig(x.mT if vectors else x, dt)
+    # A C-order copy of x is column-major x^T, whose upper triangle is x's lower one: for
+    # real x the same symmetric matrix (its eigenvectors, written in place column-major, are
+    # the columns of the copy's transpose); for complex x it is conj of the Hermitian matrix
+    # (same eigenvalues, conjugate vectors), so complex eigenvectors copy x.mT (column-major
+    # x, its lower triangle) instead: a transposing copy, where the others are contiguous.
+    flip = vectors and dt.kind == "c"
+    c = o.contig(x.mT if flip else x, dt)
     w = o.empty(b + (n,), rdt, x)
     info = o.empty(b, _I32, x)
     _solver.syevd(dt.name, n, o.ptr(c), count, o.ptr(w), vectors,
-                  _solver.FILL_LOWER if vectors else _solver.FILL_UPPER, o.ptr(info), o.dev(x))
+                  _solver.FILL_LOWER if flip else _solver.FILL_UPPER, o.ptr(info), o.dev(x))
     check_info(name, o.host(info), b, "Eigenvalues did not converge")
     return EighResult(w, c.mT) if vectors else w
 
