@@ -44,6 +44,7 @@ class Device:
         self.form = form
         self.stream, self.current = 77, 0
         self.calls, self.binds = [], []
+        self.native_calls, self.keep = 0, []
         self.reset()
 
         def empty(shape, dtype, dev=None):
@@ -93,9 +94,37 @@ class Device:
 
     def resolve(self, fkey, h):
         assert h == HANDLE
-        f = (self.lib_fn(fkey), None) if self.form == "ctypes" else (None, self.binding(fkey))
+        if self.form == "native":
+            f = (self.native_fn(fkey), None)
+        else:
+            f = (self.lib_fn(fkey), None) if self.form == "ctypes" else (None, self.binding(fkey))
         _blas._fns[fkey] = f
         return f
+
+    def native_fn(self, fkey):
+        """A C function pointer (a ctypes callback of cuBLAS' gemm signature) over the model:
+        the compiled calls (_claunch.Gemm) reach it through C, as they reach libcublas."""
+        pre, batched = fkey
+        V, I, L = ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong
+        if batched:
+            proto = ctypes.CFUNCTYPE(I, V, I, I, I, I, I, V, V, I, L, V, I, L, V, V, I, L, I)
+
+            def fn(h, ta, tb, m, n, k, al, A, lda, sa, B, ldb, sb, be, C, ldc, sc, cnt):
+                assert h == HANDLE
+                self.native_calls += 1
+                self.gemm(pre, ta, tb, m, n, k, al, A, lda, sa, B, ldb, sb, be, C, ldc, sc, cnt)
+                return 0
+        else:
+            proto = ctypes.CFUNCTYPE(I, V, I, I, I, I, I, V, V, I, V, I, V, V, I)
+
+            def fn(h, ta, tb, m, n, k, al, A, lda, B, ldb, be, C, ldc):
+                assert h == HANDLE
+                self.native_calls += 1
+                self.gemm(pre, ta, tb, m, n, k, al, A, lda, 0, B, ldb, 0, be, C, ldc, 0, 1)
+                return 0
+        cb = proto(fn)
+        self.keep.append(cb)
+        return cb
 
     def lib_fn(self, fkey):
         pre, batched = fkey
@@ -152,8 +181,12 @@ class Device:
             self.mem.scatter(C + t * sc * dt.itemsize, dt, (i + j * ldc).reshape(-1), (a @ b).reshape(-1))
 
 
-@pytest.fixture(params=["ctypes", "cupy"])
+@pytest.fixture(params=["ctypes", "cupy", "native"])
 def device(request, monkeypatch):
+    if request.param == "native" and _blas._Gemm is None:
+        pytest.skip("C extension gparray._kernels._claunch not built")
+    if request.param != "native":
+        monkeypatch.setattr(_blas, "_Gemm", None)   # the Python loop of the ctypes/CuPy forms
     return Device(monkeypatch, request.param)
 
 
@@ -196,6 +229,9 @@ def test_every_dtype_and_its_library_function(device, dtype):
                 np.testing.assert_allclose(device.mem.host(got), want, rtol=1e-6)
             assert device.slow == 1
     assert {pre for pre, _ in device.calls} == {dtype_prefix(dtype)}
+    if device.form == "native":   # every call made by the compiled Gemm, through C
+        assert device.native_calls == len(device.calls) > 0
+        assert all(type(c.native) is _blas._Gemm for c in (f[2] for f in _la._fast.values()))
 
 
 def dtype_prefix(dtype):
@@ -276,3 +312,32 @@ def test_another_current_device_takes_the_checked_path(device, monkeypatch):
     monkeypatch.setattr(cp.cuda, "get_current_stream", lambda: _S, raising=False)
     np.testing.assert_array_equal(mem.host(g @ g), np.full((2, 2), 2, np.float32))
     assert device.slow == 2 and entered == [0] and device.binds[-1] == (0, 55)
+
+
+@pytest.mark.skipif(_blas._Gemm is None, reason="C extension gparray._kernels._claunch not built")
+def test_compiled_gemm_passes_every_argument_and_stops_at_a_failed_status():
+    """_claunch.Gemm calls a C function of cuBLAS' signature once per offset run with the
+    operands offset by the run's bytes (B's pointer first) and returns the first nonzero
+    status; bad construction arguments raise."""
+    V, I, L = ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong
+    seen = []
+
+    def fn(h, ta, tb, m, n, k, al, A, lda, sa, B, ldb, sb, be, C, ldc, sc, cnt):
+        seen.append((h, ta, tb, m, n, k, al, A, lda, sa, B, ldb, sb, be, C, ldc, sc, cnt))
+        return 7 if len(seen) == 2 else 0
+
+    cb = ctypes.CFUNCTYPE(I, V, I, I, I, I, I, V, V, I, L, V, I, L, V, V, I, L, I)(fn)
+    addr = ctypes.cast(cb, V).value
+    g = _blas._Gemm(addr, True, (1, 0, 3, 4, 5, 6, 7, 8), 0x100, 0x200, ((0, 0, 0), (16, 32, 64), (1, 2, 3)),
+                    (10, 20, 30), 9, None)
+    assert g(0x42, 0x1000, 0x2000, 0x3000) == 7 and len(seen) == 2      # the third run not made
+    assert seen[0] == (0x42, 1, 0, 3, 4, 5, 0x100, 0x2000, 6, 20, 0x1000, 7, 10, 0x200, 0x3000, 8, 30, 9)
+    assert seen[1][7] == 0x2000 + 32 and seen[1][10] == 0x1000 + 16 and seen[1][14] == 0x3000 + 64
+    with pytest.raises(ValueError):
+        _blas._Gemm(0, False, (0,) * 8, 1, 1, (), (0, 0, 0), 1, None)
+    with pytest.raises(ValueError):
+        _blas._Gemm(addr, False, (0,) * 7, 1, 1, (), (0, 0, 0), 1, None)
+    with pytest.raises(OverflowError):
+        _blas._Gemm(addr, False, (0,) * 7 + (2**31,), 1, 1, (), (0, 0, 0), 1, None)
+    with pytest.raises(TypeError):
+        g(1, 2, 3)

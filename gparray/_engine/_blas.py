@@ -48,6 +48,7 @@ import threading
 
 import numpy as np
 
+from .._kernels._launcher import _claunch
 from . import _loaded_libs
 from ._matmul_plan import INT32_MAX
 
@@ -58,6 +59,8 @@ _FUNCS = {"float32": "S", "float64": "D", "complex64": "C", "complex128": "Z"}
 _local = threading.local()
 _scalars: dict = {}                        # dtype name -> (&one, &zero, c_void_p(&one), c_void_p(&zero), arrays)
 _V, _LL = ctypes.c_void_p, ctypes.c_longlong
+_Gemm = getattr(_claunch, "Gemm", None)     # the gemm calls in C (None: the ctypes loop below)
+_CFuncPtr = ctypes._CFuncPtr                 # a foreign function: its address is what C calls
 
 
 def _workspace_bytes() -> int:
@@ -263,7 +266,7 @@ class GemmCall:
     scalars one and zero, and ``offsets``: the byte offsets (A, B, C) of each run of the
     host loop over the plan's outer dimensions."""
 
-    __slots__ = ("fkey", "ints", "strides", "scalars", "offsets", "inner")
+    __slots__ = ("fkey", "ints", "strides", "scalars", "offsets", "inner", "native")
 
     def __init__(self, p, dtype):
         if max(p.m, p.n, p.k) > INT32_MAX:
@@ -278,6 +281,7 @@ class GemmCall:
         self.strides = (sa, sb, scs)
         self.scalars = sc
         self.inner = p.inner
+        self.native = None   # the calls in C (_claunch.Gemm), made at the first launch
         self.offsets = tuple(
             tuple(isz * sum(i * s[j] for i, (_, s) in zip(idx, p.outer)) for j in range(3))
             for idx in itertools.product(*(range(e) for e, _ in p.outer)))
@@ -308,11 +312,25 @@ def launch(c: GemmCall, a_ptr: int, b_ptr: int, c_ptr: int, dev: int, stream_ptr
     """Run ``c`` for operands at ``a_ptr``/``b_ptr`` into the C-contiguous result at ``c_ptr``
     on ``stream_ptr`` (``dev`` must be the current device)."""
     h = bind(dev, stream_ptr)
+    g = c.native
+    if g is not None:
+        st = g(h, a_ptr, b_ptr, c_ptr)
+        if st:
+            _status(st, c)
+        return
     f = _fns.get(c.fkey)
     if f is None:
         f = _resolve(c.fkey, h)
     fn = f[0]
     ta, tb, n, m, k, lda, ldb, ldc = c.ints
+    if _Gemm is not None and isinstance(fn, _CFuncPtr):   # from now on the calls are made in C
+        sc = c.scalars
+        g = c.native = _Gemm(ctypes.cast(fn, _V).value, c.inner != 1, c.ints, sc[0], sc[1], c.offsets,
+                             tuple(int(v) for v in c.strides), max(c.inner, 1), sc)
+        st = g(h, a_ptr, b_ptr, c_ptr)
+        if st:
+            _status(st, c)
+        return
     if fn is not None:
         one, zero = c.scalars[2], c.scalars[3]
         hv = _V(h)

@@ -54,6 +54,7 @@ PyObject *gp_result_block(PyObject *pool, PyObject *malloc, PyObject *deferred, 
 int gp_slot_offset(PyTypeObject *t, const char *name, Py_ssize_t *off);
 /* add the join scan (_claunch_join.c) to the module: 0 or -1 */
 int gp_join_init(PyObject *module);
+int gp_blas_init(PyObject *module);
 
 /* profiling of the Fast objects (_claunch_prof.c) */
 extern int gp_prof_threads;  /* threads given a profiling state (0: none) */
