@@ -12,6 +12,7 @@ from __future__ import annotations
 import operator
 
 from . import _dtypes as _dt
+from . import _ops
 from ._array import Array, _empty
 from ._engine import _reduce, _reduce_fast, _scan, _shapes
 
@@ -38,11 +39,24 @@ def _reduce_into(op: str, x, axes: tuple, keepdims: bool, out_dtype, param: floa
     out = _empty(kept, out_dtype, x._device)
     lp = _reduce.reduce(op, x, axes, out, param)
     if learn is not None:
-        _reduce_fast.learn(learn[0], x, learn[1], out, lp)
+        _learn(learn[0], x, learn[1], out, lp)
     if keepdims:
         ks = tuple(1 if i in axes else s for i, s in enumerate(shape))
         out = out._view(out._offset, ks, _shapes.c_strides(ks, out_dtype.itemsize))
     return out
+
+
+def _learn(name: str, x, axis, out, lp) -> None:
+    """Record the launch ``lp`` for the compiled repeat calls of ``name`` (see
+    gparray/_engine/_reduce_fast.py), configuring the compiled path first when no
+    elementwise call has yet: a process that only reduces was otherwise never served (on
+    the H200, 30 of 30 repeat calls took the Python path)."""
+    if not _ops._configured:
+        try:
+            _ops._configure()
+        except Exception:   # no compiled path to serve from: nothing is recorded
+            return
+    _reduce_fast.learn(name, x, axis, out, lp)
 
 
 # Repeat calls skip the checks: (op, input dtype, shape, axis) -> (axes, result shape, result
@@ -65,7 +79,7 @@ def _repeat(op: str, x, axis):
     if f is None:
         return None
     out = _empty(f[1], f[2], x._device)
-    _reduce_fast.learn(op, x, axis, out, _reduce.reduce(op, x, f[0], out))
+    _learn(op, x, axis, out, _reduce.reduce(op, x, f[0], out))
     return out
 
 

@@ -10,7 +10,10 @@ workspace size. Later calls with the same key on a C-contiguous input are served
 
 Recorded only where the compiled launcher is built, for a non-empty C-contiguous input on
 the current device, while no profile is active; a served call returns a new Array from the
-device's pool exactly as the Python path builds it.
+device's pool exactly as the Python path builds it. The compiled path must know the Array
+class and the stream getter (gparray/_ops.py's ``_configure``): the namespace's callers
+(gparray/_statistical.py, ``_learn``) make sure of it before recording, else every serve()
+finds no Array type and returns None.
 """
 from __future__ import annotations
 
@@ -54,28 +57,12 @@ def learn(name: str, x, axis, out, lp) -> bool:
     pool = _memory._pools.get(d)
     if pool is None:
         return False
-    if not _ops_configured():
-        return False
     fk = lp.fkern
     xp = x._buf.ptr + x._offset
     return table(name).add(x._dtype, x._shape, axis, x._device, xp % 16 == 0, x._dtype.itemsize, out._shape,
                            out._strides, out._dtype, out.size * out._dtype.itemsize, lp.kern.launch, lp.plan.grid,
                            tuple(lp.tail), None if fk is None else fk.launch,
                            0 if fk is None else lp.plan.finish[1], tuple(lp.ftail), BLOCK, int(lp.ws_bytes), pool)
-
-
-def _ops_configured() -> bool:
-    """The compiled path knows the Array class and the stream getter (gparray/_ops.py's
-    ``_configure``, made here when no elementwise call has made it yet: without it every
-    serve() finds no Array type and returns None, so a process that only reduces was never
-    served). False when configuring failed."""
-    from .. import _ops
-    if not _ops._configured:
-        try:
-            _ops._configure()
-        except Exception:
-            return False
-    return True
 
 
 def clear() -> None:
