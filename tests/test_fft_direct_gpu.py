@@ -13,15 +13,9 @@ import gparray as xp
 import gparray.cuda
 from gparray.fft import _transforms as tr
 
+from _linalg_inputs import rand as sample
+
 pytestmark = pytest.mark.gpu
-
-
-def sample(shape, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    a = rng.standard_normal(shape)
-    if np.dtype(dtype).kind == "c":
-        a = a + 1j * rng.standard_normal(shape)
-    return a.astype(dtype)
 
 
 def check(got, want):

@@ -262,7 +262,7 @@ def release_workspaces() -> None:
 class GemmCall:
     """The cuBLAS calls of one "blas" plan for one dtype, less the operands' pointers:
     ``fkey`` (type prefix, strided-batched?), the int arguments of the swapped problem
-    C' (n x m, ld n) = op(B') op(A'), the batch strides (ctypes long longs), the host
+    C' (n x m, ld n) = op(B') op(A'), the batch strides in elements, the host
     scalars one and zero, and ``offsets``: the byte offsets (A, B, C) of each run of the
     host loop over the plan's outer dimensions."""
 
@@ -313,24 +313,21 @@ def launch(c: GemmCall, a_ptr: int, b_ptr: int, c_ptr: int, dev: int, stream_ptr
     on ``stream_ptr`` (``dev`` must be the current device)."""
     h = bind(dev, stream_ptr)
     g = c.native
+    if g is None:
+        f = _fns.get(c.fkey)
+        if f is None:
+            f = _resolve(c.fkey, h)
+        fn = f[0]
+        if _Gemm is not None and isinstance(fn, _CFuncPtr):   # from now on the calls are made in C
+            sc = c.scalars
+            g = c.native = _Gemm(ctypes.cast(fn, _V).value, c.inner != 1, c.ints, sc[0], sc[1], c.offsets,
+                                 c.strides, c.inner, sc)
     if g is not None:
         st = g(h, a_ptr, b_ptr, c_ptr)
         if st:
             _status(st, c)
         return
-    f = _fns.get(c.fkey)
-    if f is None:
-        f = _resolve(c.fkey, h)
-    fn = f[0]
     ta, tb, n, m, k, lda, ldb, ldc = c.ints
-    if _Gemm is not None and isinstance(fn, _CFuncPtr):   # from now on the calls are made in C
-        sc = c.scalars
-        g = c.native = _Gemm(ctypes.cast(fn, _V).value, c.inner != 1, c.ints, sc[0], sc[1], c.offsets,
-                             tuple(int(v) for v in c.strides), max(c.inner, 1), sc)
-        st = g(h, a_ptr, b_ptr, c_ptr)
-        if st:
-            _status(st, c)
-        return
     if fn is not None:
         one, zero = c.scalars[2], c.scalars[3]
         hv = _V(h)

@@ -37,9 +37,11 @@ int gp_launch_packed(const Launch *self, unsigned grid, unsigned block, unsigned
 int gp_ops_init(PyObject *module);
 /* add the pool's Block type to the module: 0 or -1 */
 int gp_block_init(PyObject *module);
-/* a Block reusing pool's last deferred free of the same request on the same stream, or
- * NULL (no exception set) */
-PyObject *gp_block_reuse(PyObject *pool, PyObject *deferred, PyObject *nbytes, PyObject *stream, PyObject *device_id);
+/* a Block of nbytes on the stream whose ptr is sptr: pool's last deferred free of the same
+ * request on that stream, else pool.malloc (deferred may be NULL); new reference, or NULL
+ * with an exception set */
+PyObject *gp_block_take(PyObject *pool, PyObject *malloc, PyObject *deferred, PyObject *devid, PyObject *nbytes,
+                        PyObject *sptr);
 /* new references to pool.malloc, pool._deferred (NULL: none) and device._id, what a compiled
  * table entry allocates its results with: 0, or -1 with an exception set */
 int gp_pool_refs(PyObject *pool, PyObject *device, PyObject **malloc, PyObject **deferred, PyObject **devid);

@@ -5,7 +5,7 @@
  * nbytes). A collected Block instead appends (chunk, nbytes) to the pool's _deferred list,
  * which the pool applies under its lock at its next malloc or statistics read (the pool
  * already treats frees that find its lock taken this way); no Python code runs. The
- * compiled elementwise path may hand that chunk out again (gp_block_reuse).
+ * compiled calls may hand that chunk out again (gp_block_take).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -166,7 +166,8 @@ static PyTypeObject BlockType = {
  * the same request (nbytes) on the same stream: popped under the GIL with no Python code
  * running, so no counter changes (one free and one malloc of the same size cancel out).
  * New reference; NULL with no exception set when there is no such chunk. */
-PyObject *gp_block_reuse(PyObject *pool, PyObject *deferred, PyObject *nbytes, PyObject *stream, PyObject *device_id) {
+static PyObject *block_reuse(PyObject *pool, PyObject *deferred, PyObject *nbytes, PyObject *stream,
+                             PyObject *device_id) {
     Py_ssize_t n = PyList_GET_SIZE(deferred);
     if (n == 0) return NULL;
     PyObject *item = PyList_GET_ITEM(deferred, n - 1);
@@ -223,10 +224,24 @@ int gp_pool_refs(PyObject *pool, PyObject *device, PyObject **malloc, PyObject *
     return 0;
 }
 
-/* The result block of a compiled call: `nbytes` on device devid's current stream, the pool's
- * last deferred free of the same request on that stream (gp_block_reuse) or else a new
- * pool.malloc(nbytes, stream) (`deferred` may be NULL). New reference, with *sptr a new
- * reference to the stream's ptr; NULL with an exception set (and *sptr NULL). */
+/* A block of `nbytes` for a compiled call on the stream whose ptr is `sptr`: the pool's last
+ * deferred free of the same request on that stream (block_reuse), else a new
+ * pool.malloc(nbytes, sptr) (`deferred` may be NULL). New reference, or NULL with an
+ * exception set. */
+PyObject *gp_block_take(PyObject *pool, PyObject *malloc, PyObject *deferred, PyObject *devid, PyObject *nbytes,
+                        PyObject *sptr) {
+    PyObject *blk = NULL;
+    if (deferred != NULL && PyList_GET_SIZE(deferred)) blk = block_reuse(pool, deferred, nbytes, sptr, devid);
+    if (blk == NULL && !PyErr_Occurred()) {
+        PyObject *margs[2] = {nbytes, sptr};
+        blk = PyObject_Vectorcall(malloc, margs, 2, NULL);
+    }
+    return blk;
+}
+
+/* The result block of a compiled call: `nbytes` on device devid's current stream
+ * (gp_block_take). New reference, with *sptr a new reference to the stream's ptr; NULL with
+ * an exception set (and *sptr NULL). */
 PyObject *gp_result_block(PyObject *pool, PyObject *malloc, PyObject *deferred, PyObject *devid, PyObject *nbytes,
                           PyObject **sptr) {
     *sptr = NULL;
@@ -235,12 +250,7 @@ PyObject *gp_result_block(PyObject *pool, PyObject *malloc, PyObject *deferred, 
     *sptr = PyObject_GetAttr(stream, str_ptr_b);
     Py_DECREF(stream);
     if (*sptr == NULL) return NULL;
-    PyObject *blk = NULL;
-    if (deferred != NULL && PyList_GET_SIZE(deferred)) blk = gp_block_reuse(pool, deferred, nbytes, *sptr, devid);
-    if (blk == NULL && !PyErr_Occurred()) {
-        PyObject *margs[2] = {nbytes, *sptr};
-        blk = PyObject_Vectorcall(malloc, margs, 2, NULL);
-    }
+    PyObject *blk = gp_block_take(pool, malloc, deferred, devid, nbytes, *sptr);
     if (blk == NULL) Py_CLEAR(*sptr);
     return blk;
 }

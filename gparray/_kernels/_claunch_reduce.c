@@ -198,18 +198,9 @@ static PyObject *rrun(REntry *e, unsigned long long px) {
     if (blk == NULL) goto done;
     int has_ws = PyObject_IsTrue(e->ws_bytes);
     if (has_ws < 0) goto done;
-    if (has_ws) {
-        /* the previous call's workspace when it is the pool's last deferred free (as the
-         * result's): no Python call before the launch */
-        PyObject *w = NULL;
-        if (e->deferred != NULL && PyList_GET_SIZE(e->deferred))
-            w = gp_block_reuse(e->pool, e->deferred, e->ws_bytes, sptr, e->devid);
-        if (w == NULL && !PyErr_Occurred()) {
-            PyObject *margs[2] = {e->ws_bytes, sptr};
-            w = PyObject_Vectorcall(e->malloc, margs, 2, NULL);
-        }
-        if (w == NULL) goto done;
-        Py_SETREF(ws, w);
+    if (has_ws) {   /* as the result: the previous call's workspace when it is the last deferred free */
+        Py_SETREF(ws, gp_block_take(e->pool, e->malloc, e->deferred, e->devid, e->ws_bytes, sptr));
+        if (ws == NULL) goto done;
     }
     if (block_ptr(blk, &pout) < 0 || block_ptr(ws, &pws) < 0) goto done;
     head = Py_BuildValue("(KKK)", pout, pws, px);
