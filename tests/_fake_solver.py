@@ -239,8 +239,8 @@ class FakeLib:
         assert params == 79
 
     # -- helpers
-    def _work(self, name, dtype, work, lwork):
-        want = self.bufsize[name]
+    def _work(self, name, dtype, work, lwork, n):
+        want = self.bufsize[(name, n)]     # what the query answered for these sizes
         assert lwork >= want, f"{name}: lwork {lwork} < {want} from its bufferSize"
         self.mem.check(work, lwork * np.dtype(dtype).itemsize, f"{name} workspace")
 
@@ -251,14 +251,14 @@ class FakeLib:
     def _ptrs(self, ptr, count):
         return [int(p) for p in self.mem.vec(ptr, count, np.uint64, "pointer array")]
 
-    def _bs(self, name, value):
-        self.bufsize[name] = value
+    def _bs(self, name, value, n):
+        self.bufsize[(name, n)] = value
         return value
 
     # -- Cholesky
     def _potrf_bufferSize(self, dtype, handle, uplo, n, A, lda):
         self.mem.cm(A, n, n, lda, dtype, "potrf A")
-        return self._bs("potrf", 5 + n)
+        return self._bs("potrf", 5 + n, n)
 
     def _potrf_one(self, dtype, uplo, n, ptr, lda, destroy):
         assert uplo in (0, 1)
@@ -275,7 +275,7 @@ class FakeLib:
         return 0
 
     def _potrf(self, dtype, handle, uplo, n, A, lda, work, lwork, devInfo):
-        self._work("potrf", dtype, work, lwork)
+        self._work("potrf", dtype, work, lwork, n)
         self._info(devInfo, [self._potrf_one(dtype, uplo, n, A, lda, False)])
 
     def _potrfBatched(self, dtype, handle, uplo, n, Aarray, lda, infoArray, batchSize):
@@ -285,10 +285,10 @@ class FakeLib:
     # -- LU
     def _getrf_bufferSize(self, dtype, handle, m, n, A, lda):
         self.mem.cm(A, m, n, lda, dtype, "getrf A")
-        return self._bs("getrf", 6 + n)
+        return self._bs("getrf", 6 + n, n)
 
     def _getrf(self, dtype, handle, m, n, A, lda, work, devIpiv, devInfo):
-        self._work("getrf", dtype, work, self.bufsize["getrf"])
+        self._work("getrf", dtype, work, self.bufsize[("getrf", n)], n)
         piv, info = lu(self.mem.cm(A, m, n, lda, dtype, "getrf A"))
         self.mem.vec(devIpiv, min(m, n), _I32, "getrf ipiv")[:] = piv
         self._info(devInfo, [info])
@@ -330,21 +330,21 @@ class FakeLib:
     # -- QR
     def _geqrf_bufferSize(self, dtype, handle, m, n, A, lda):
         self.mem.cm(A, m, n, lda, dtype, "geqrf A")
-        return self._bs("geqrf", 4 + n)
+        return self._bs("geqrf", 4 + n, n)
 
     def _geqrf(self, dtype, handle, m, n, A, lda, tau, work, lwork, devInfo):
-        self._work("geqrf", dtype, work, lwork)
+        self._work("geqrf", dtype, work, lwork, n)
         t = householder_qr(self.mem.cm(A, m, n, lda, dtype, "geqrf A"))
         self.mem.vec(tau, min(m, n), dtype, "geqrf tau")[:] = t
         self._info(devInfo, [0])
 
     def _orgqr_bufferSize(self, dtype, handle, m, n, k, A, lda, tau):
         assert m >= n >= k >= 0, f"orgqr: needs m >= n >= k, got {m}, {n}, {k}"
-        return self._bs("orgqr", 3 + n)
+        return self._bs("orgqr", 3 + n, n)
 
     def _orgqr(self, dtype, handle, m, n, k, A, lda, tau, work, lwork, devInfo):
         assert m >= n >= k >= 0, f"orgqr: needs m >= n >= k, got {m}, {n}, {k}"
-        self._work("orgqr", dtype, work, lwork)
+        self._work("orgqr", dtype, work, lwork, n)
         a = self.mem.cm(A, m, n, lda, dtype, "orgqr A")
         a[...] = form_q(a, self.mem.vec(tau, k, dtype, "orgqr tau"), n)
         self._info(devInfo, [0])
@@ -361,20 +361,20 @@ class FakeLib:
             _garbage(a)
 
     def _syevd_bufferSize(self, dtype, handle, jobz, uplo, n, A, lda, W):
-        return self._bs("syevd", 8 + n)
+        return self._bs("syevd", 8 + n, n)
 
     def _syevd(self, dtype, handle, jobz, uplo, n, A, lda, W, work, lwork, info):
-        self._work("syevd", dtype, work, lwork)
+        self._work("syevd", dtype, work, lwork, n)
         self._eig_one(dtype, jobz, uplo, n, A, lda, W)
         self._info(info, [0])
 
     def _syevjBatched_bufferSize(self, dtype, handle, jobz, uplo, n, A, lda, W, params, batchSize):
         assert n <= 32 and params == 77
-        return self._bs("syevjBatched", 9 + n)
+        return self._bs("syevjBatched", 9 + n, n)
 
     def _syevjBatched(self, dtype, handle, jobz, uplo, n, A, lda, W, work, lwork, info, params, batchSize):
         assert n <= 32 and params == 77
-        self._work("syevjBatched", dtype, work, lwork)
+        self._work("syevjBatched", dtype, work, lwork, n)
         isz, rsz = np.dtype(dtype).itemsize, np.dtype(np.dtype(dtype).char.lower()).itemsize
         for i in range(batchSize):
             self._eig_one(dtype, jobz, uplo, n, A + i * lda * n * isz, lda, W + i * n * rsz)
@@ -382,13 +382,13 @@ class FakeLib:
 
     # -- SVD
     def _gesvd_bufferSize(self, dtype, handle, m, n):
-        return self._bs("gesvd", 10 + n)
+        return self._bs("gesvd", 10 + n, n)
 
     def _gesvd(self, dtype, handle, jobu, jobvt, m, n, A, lda, S, U, ldu, VT, ldvt, Work, lwork, rwork, devInfo):
         assert m >= n, f"gesvd: cuSOLVER needs m >= n, got {m} x {n}"
         jobu, jobvt = chr(jobu), chr(jobvt)
         assert jobu in "ASN" and jobvt in "ASN", (jobu, jobvt)
-        self._work("gesvd", dtype, Work, lwork)
+        self._work("gesvd", dtype, Work, lwork, n)
         a = self.mem.cm(A, m, n, lda, dtype, "gesvd A")
         u, s, vh = np.linalg.svd(a)
         k = min(m, n)
@@ -404,12 +404,12 @@ class FakeLib:
 
     def _gesvdjBatched_bufferSize(self, dtype, handle, jobz, m, n, A, lda, S, U, ldu, V, ldv, params, batchSize):
         assert m <= 32 and n <= 32 and params == 78
-        return self._bs("gesvdjBatched", 11 + n)
+        return self._bs("gesvdjBatched", 11 + n, n)
 
     def _gesvdjBatched(self, dtype, handle, jobz, m, n, A, lda, S, U, ldu, V, ldv, work, lwork, info, params,
                        batchSize):
         assert m <= 32 and n <= 32 and params == 78 and jobz in (0, 1)
-        self._work("gesvdjBatched", dtype, work, lwork)
+        self._work("gesvdjBatched", dtype, work, lwork, n)
         isz = np.dtype(dtype).itemsize
         rdt = np.dtype(dtype).char.lower()
         k = min(m, n)
@@ -587,6 +587,7 @@ def install(monkeypatch, mem):
     monkeypatch.setattr(_solver._backend, "on_device", lambda dev: contextlib.nullcontext())
     monkeypatch.setattr(_solver, "_alloc", alloc)
     monkeypatch.setattr(_solver, "_ptr_array", ptr_array)
+    monkeypatch.setattr(_solver, "_lworks", {})    # the workspace sizes the fake answers
     return libs
 
 

@@ -292,6 +292,21 @@ def test_eigh(o, path, dtype, shape):
         close(dec._eigh(o, x, False), w_want, dtype, 10)
 
 
+def test_workspace_queries_are_asked_once_per_sizes(o, mem):
+    """A repeat factorization takes its workspace size from the memo (each query costs tens
+    of microseconds of host time before the first kernel); other sizes or options ask again,
+    and the workspace the call passes is still at least what the library answered."""
+    a, b = rand((40, 40), "float64", 3), rand((41, 41), "float64", 4)
+    for x in (a, a, b, a):
+        dec._eigh(o, x, True)
+    dec._eigh(o, a, False)     # no vectors: another query
+    assert mem.calls.count("dsyevd_bufferSize") == 3 and mem.calls.count("dsyevd") == 5
+    for x in (a, a, b):
+        np.testing.assert_allclose(dec._cholesky(o, x @ x.T + 40 * np.eye(len(x)), False),
+                                   np.linalg.cholesky(x @ x.T + 40 * np.eye(len(x))), rtol=1e-9, atol=1e-9)
+    assert mem.calls.count("dpotrf_bufferSize") == 2 and mem.calls.count("dpotrf") == 3
+
+
 def test_eigh_empty(o):
     w, v = dec._eigh(o, np.zeros((2, 0, 0), "complex128"), True)
     assert w.shape == (2, 0) and w.dtype == np.float64 and v.shape == (2, 0, 0)
