@@ -13,7 +13,7 @@ setup(ext_modules=[
                  "gparray/_kernels/_claunch_block.c", "gparray/_kernels/_claunch_join.c",
                  "gparray/_kernels/_claunch_prof.c", "gparray/_kernels/_claunch_table.c",
                  "gparray/_kernels/_claunch_user.c", "gparray/_kernels/_claunch_reduce.c",
-                 "gparray/_kernels/_claunch_blas.c"],
+                 "gparray/_kernels/_claunch_blas.c", "gparray/_kernels/_claunch_fft.c"],
         depends=["gparray/_kernels/_claunch.h"],
         libraries=["dl"],
         extra_compile_args=["-O2"],

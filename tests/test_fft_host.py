@@ -95,7 +95,8 @@ def fake_fft(execute, ready=True):
     (``ready=False``: never ready, so every call takes the general path); ``readies`` counts
     the plans handed out."""
     ns = types.SimpleNamespace(execute=execute, rejected=_fft.rejected, FORWARD=_fft.FORWARD,
-                               INVERSE=_fft.INVERSE, readies=[])
+                               INVERSE=_fft.INVERSE, CuFFTError=_fft.CuFFTError, readies=[],
+                               direct_call=lambda *a: None)   # (the compiled call: tests/test_fft_compiled.py)
 
     def ready_plan(step, double, dev):
         if not ready or step.loops:

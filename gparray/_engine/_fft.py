@@ -48,6 +48,7 @@ from collections import OrderedDict
 
 from .. import _backend, _memory
 from .._kernels import _registry
+from .._kernels._launcher import _claunch
 from . import _launch, _loaded_libs
 from ._fft_plan import C2C, C2R, R2C
 
@@ -207,6 +208,9 @@ class _Lib:
         self.set_stream = fn("cufftSetStream", i, vp)
         self.set_work_area = fn("cufftSetWorkArea", i, vp)
         self.cp = cp
+        # the executions' addresses, for the compiled repeat calls (direct_call)
+        self.exec_addrs = {k: ctypes.cast(getattr(lib, "cufftE" + name[1:]), vp).value
+                           for k, name in _EXEC_NAMES.items()}
 
 
 def _library(mod):
@@ -508,6 +512,26 @@ def ready_plan(step, double: bool, dev: int):
     return plan
 
 
+def direct_call(step, double: bool, forward: bool, nbytes: int, shape: tuple, strides: tuple, contig: bool,
+                dtype, device):
+    """The compiled form of a repeat call that is ``step``'s one execution into a new array
+    of ``shape``/``strides`` (bytes; ``contig``: C order) and ``nbytes`` on ``device``
+    (gparray/_kernels/_claunch_fft.c: FftCall, called with the input and the handle of the
+    plan ``ready_plan`` gives), or None: no compiled extension, no pool on the device, a
+    host loop of executions, or libcufft not loadable. The compiled path must be configured
+    (the namespace's job) before the call is made, else FftCall answers None."""
+    call_type = getattr(_claunch, "FftCall", None)
+    pool = _memory._pools.get(device._id)
+    if call_type is None or pool is None or step.loops or nbytes <= 0:
+        return None
+    try:
+        addr = _lib().exec_addrs[(step.kind, double)]
+    except Exception:
+        return None
+    direction = (FORWARD if forward else INVERSE) if step.kind == C2C else 0
+    return call_type(addr, direction, nbytes, shape, strides, contig, dtype, device, pool)
+
+
 def _execute(step, double, forward, in_ptr, out_ptr, dev):
     """``execute`` on the current device ``dev``, through the cache's general path."""
     c = cache(dev)
@@ -553,4 +577,4 @@ def _loop_offsets(loops):
 
 
 __all__ = ["PlanCache", "Plan", "CuFFTError", "REJECTIONS", "rejected", "execute", "cache", "caches", "clear",
-           "set_limits", "limit", "thread_count", "make_plan", "destroy_plan", "FORWARD", "INVERSE"]
+           "set_limits", "limit", "thread_count", "make_plan", "destroy_plan", "direct_call", "FORWARD", "INVERSE"]

@@ -531,7 +531,7 @@ PyMODINIT_FUNC PyInit__claunch(void) {
         return NULL;
     }
     if (gp_ops_init(m) < 0 || gp_block_init(m) < 0 || gp_join_init(m) < 0 || gp_prof_init(m) < 0 ||
-        gp_user_init(m) < 0 || gp_blas_init(m) < 0) {
+        gp_user_init(m) < 0 || gp_blas_init(m) < 0 || gp_fft_init(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -57,6 +57,8 @@ int gp_slot_offset(PyTypeObject *t, const char *name, Py_ssize_t *off);
 /* add the join scan (_claunch_join.c) to the module: 0 or -1 */
 int gp_join_init(PyObject *module);
 int gp_blas_init(PyObject *module);
+/* add FftCall (_claunch_fft.c) to the module: 0 or -1 */
+int gp_fft_init(PyObject *module);
 
 /* profiling of the Fast objects (_claunch_prof.c) */
 extern int gp_prof_threads;  /* threads given a profiling state (0: none) */
@@ -138,6 +140,9 @@ int gp_array_contig(PyObject *x, Py_ssize_t isz);
 int gp_array_ptr(PyObject *x, unsigned long long *p);
 /* a new C-contiguous Array over block blk (stolen) at offset 0 */
 PyObject *gp_array_build(PyObject *blk, PyObject *shape, PyObject *strides, PyObject *dtype, PyObject *device);
+/* the same with the Array's contiguity flag given: Py_True (C order) or Py_None (not known) */
+PyObject *gp_array_build_as(PyObject *blk, PyObject *shape, PyObject *strides, PyObject *dtype, PyObject *device,
+                            PyObject *contig);
 /* the current stream object of device devid (new reference) */
 PyObject *gp_stream_of(PyObject *devid);
 /* whether ctx is the calling thread's current CUDA context */

@@ -336,6 +336,11 @@ int gp_array_contig(PyObject *x, Py_ssize_t isz) { return contig(x, isz); }
 int gp_array_ptr(PyObject *x, unsigned long long *p) { return data_ptr(x, p); }
 
 PyObject *gp_array_build(PyObject *blk, PyObject *shape, PyObject *strides, PyObject *dtype, PyObject *device) {
+    return gp_array_build_as(blk, shape, strides, dtype, device, Py_True);
+}
+
+PyObject *gp_array_build_as(PyObject *blk, PyObject *shape, PyObject *strides, PyObject *dtype, PyObject *device,
+                            PyObject *contig) {
     PyObject *out = array_type->tp_alloc(array_type, 0);
     if (out == NULL) { Py_DECREF(blk); return NULL; }
     SLOT(out, off_buf) = blk;
@@ -344,7 +349,7 @@ PyObject *gp_array_build(PyObject *blk, PyObject *shape, PyObject *strides, PyOb
     SLOT(out, off_shape) = Py_NewRef(shape);
     SLOT(out, off_dtype) = Py_NewRef(dtype);
     SLOT(out, off_device) = Py_NewRef(device);
-    SLOT(out, off_flags) = Py_NewRef(Py_True);
+    SLOT(out, off_flags) = Py_NewRef(contig);
     return out;
 }
 
