@@ -438,6 +438,37 @@ def test_a_deferred_free_from_another_stream_or_size_is_not_reused(env):
     assert pool.stats()["requested_bytes.current"] == 360
 
 
+def test_a_deferred_free_a_few_frees_back_is_reused_in_place(env):
+    """The same request freed behind up to three other frees is taken back (a call that
+    also takes a workspace finds its result's chunk behind it); the frees around it stay
+    queued in order; one further back is left to the pool (a Python malloc)."""
+    from test_memory_pool import check_internal, make_pool
+
+    pool, _, _ = make_pool()
+    launch, _ = _launch_for((P0, P0, P0, N0))
+    t = _claunch.Table()
+    t.add(f32, f32, 0, DEV, 4, 4, 0, 0, launch, f32, 4, TILE, BLOCK, pool)
+    op = _claunch.Fast(t, _fallback_recorder()[0], 2)
+    x = _arr((100,))
+    outs = [op(x, x)] + [op(_arr((n,)), _arr((n,))) for n in (90, 80, 70)]
+    c = outs[0]._buf._chunk
+    for i in range(4):
+        outs[i] = None
+    assert [n for _, n in pool._deferred] == [400, 360, 320, 280]
+    again = op(x, x)
+    assert again._buf._chunk is c and [n for _, n in pool._deferred] == [360, 320, 280]
+    more = [op(_arr((n,)), _arr((n,))) for n in (60, 50, 40, 30)]   # (Python mallocs: the queue applied)
+    del again
+    for i in range(4):
+        more[i] = None
+    assert [n for _, n in pool._deferred] == [400, 240, 200, 160, 120]
+    far = op(x, x)                                      # five back: not looked at
+    assert pool._deferred == [] and far._buf.nbytes == 400
+    del far
+    assert pool.stats()["allocation.current"] == 0
+    check_internal(pool)
+
+
 @pytest.mark.parametrize("queued", [False, True])
 def test_a_deferred_free_of_a_retired_stream_is_not_reused(env, queued):
     """A new stream given a retired stream's handle (gparray/_memory/_retire.py) must not take

@@ -111,18 +111,19 @@ def test_a_two_pass_plan_takes_a_workspace_and_gives_it_back(env):
     t, pool, k1, k2 = _claunch.RTable(), _Pool(), _Recorder(), _Recorder()
     assert _add(t, pool, k1, k2, ws=4096)
     out = t.serve(_arr((64, 8)), 1)
-    assert pool.calls == [(256, STREAM), (4096, STREAM)]
-    assert k1.calls == [(7, BLOCK, (0x100000, 0x110000, 0x7000, b"\x01\x02"), 0, STREAM)]
-    assert k2.calls == [(3, BLOCK, (0x100000, 0x110000, b"\x09"), 0, STREAM)]
+    assert pool.calls == [(4096, STREAM), (256, STREAM)]       # the workspace first
+    assert k1.calls == [(7, BLOCK, (0x110000, 0x100000, 0x7000, b"\x01\x02"), 0, STREAM)]
+    assert k2.calls == [(3, BLOCK, (0x110000, 0x100000, b"\x09"), 0, STREAM)]
     gc.collect()
-    assert pool.blocks[1]() is None                           # the workspace: released
-    assert pool.blocks[0]() is out._buf                        # the result's block: the Array's
+    assert pool.blocks[0]() is None                           # the workspace: released
+    assert pool.blocks[1]() is out._buf                        # the result's block: the Array's
 
 
 def test_repeat_calls_take_back_the_last_calls_result_and_workspace(env):
     """Over a real CachingPool (fake device memory): the workspace a served call gives back
     and the result the caller drops queue their frees; the next call takes both chunks back
-    (no pool.malloc at all) and the statistics stay exact."""
+    (no pool.malloc at all: the workspace is found behind the result) and the statistics
+    stay exact."""
     from test_memory_pool import check_internal, make_pool
 
     pool, _, _ = make_pool()
@@ -138,21 +139,26 @@ def test_repeat_calls_take_back_the_last_calls_result_and_workspace(env):
     assert _add(t, pool, k1, k2, ws=4096)
     x = _arr((64, 8))
     out = t.serve(x, 1)
-    assert mallocs == [256, 4096]
+    assert mallocs == [4096, 256]
     ws_ptr = k1.calls[-1][2][1]
     first = out._buf._chunk
     del out
     assert [n for _, n in pool._deferred] == [4096, 256]  # the workspace's free, then the result's
     out = t.serve(x, 1)
-    assert mallocs == [256, 4096] and out._buf._chunk is first
+    assert mallocs == [4096, 256] and out._buf._chunk is first
     assert [n for _, n in pool._deferred] == [4096]       # this call's workspace, given back
     assert k1.calls[-1][2][:2] == (first.ptr, ws_ptr) and k2.calls[-1][2][:2] == (first.ptr, ws_ptr)
-    s = pool.stats()
+    # the result still held (as a caller timing call after call keeps the last one): the
+    # workspace is still the previous call's, only the result is a malloc
+    held = t.serve(x, 1)
+    assert mallocs == [4096, 256, 256] and k1.calls[-1][2][1] == ws_ptr
+    del held
+    s = pool.stats()       # (applies the queued frees)
     assert s["allocated_bytes.current"] == 512 and s["allocation.current"] == 1
     t2 = _claunch.RTable()
     assert _add(t2, pool, k1, k2, ws=8192, shape=(64, 16))   # another workspace size: a malloc
     other = t2.serve(_arr((64, 16)), 1)
-    assert mallocs[2:] == [256, 8192] and other._buf._chunk is not first
+    assert mallocs[3:] == [8192, 256] and other._buf._chunk is not first
     del out, other
     assert pool.stats()["allocation.current"] == 0
     check_internal(pool)

@@ -37,16 +37,18 @@ int gp_launch_packed(const Launch *self, unsigned grid, unsigned block, unsigned
 int gp_ops_init(PyObject *module);
 /* add the pool's Block type to the module: 0 or -1 */
 int gp_block_init(PyObject *module);
-/* a Block of nbytes on the stream whose ptr is sptr: pool's last deferred free of the same
- * request on that stream, else pool.malloc (deferred may be NULL); new reference, or NULL
+/* a Block of nbytes on the stream whose ptr is sptr: one of pool's last few deferred frees
+ * that was the same request on that stream, else pool.malloc (deferred may be NULL); new reference, or NULL
  * with an exception set */
 PyObject *gp_block_take(PyObject *pool, PyObject *malloc, PyObject *deferred, PyObject *devid, PyObject *nbytes,
                         PyObject *sptr);
 /* new references to pool.malloc, pool._deferred (NULL: none) and device._id, what a compiled
  * table entry allocates its results with: 0, or -1 with an exception set */
 int gp_pool_refs(PyObject *pool, PyObject *device, PyObject **malloc, PyObject **deferred, PyObject **devid);
-/* a compiled call's result block of nbytes on device devid's current stream (the last deferred
- * free of the same request there, else pool.malloc) and *sptr the stream's ptr: new
+/* the ptr of device devid's current stream: new reference, or NULL with an exception set */
+PyObject *gp_stream_ptr(PyObject *devid);
+/* a compiled call's result block of nbytes on device devid's current stream (one of the last
+ * deferred frees of the same request there, else pool.malloc) and *sptr the stream's ptr: new
  * references, or NULL with an exception set */
 PyObject *gp_result_block(PyObject *pool, PyObject *malloc, PyObject *deferred, PyObject *devid, PyObject *nbytes,
                           PyObject **sptr);

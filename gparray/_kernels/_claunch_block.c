@@ -162,46 +162,56 @@ static PyTypeObject BlockType = {
     .tp_getset = Block_getset,
 };
 
-/* A new Block for `nbytes` on `stream` from pool's most recent deferred free when that was
- * the same request (nbytes) on the same stream: popped under the GIL with no Python code
- * running, so no counter changes (one free and one malloc of the same size cancel out).
- * New reference; NULL with no exception set when there is no such chunk. */
+/* How far back from the end of the pool's deferred frees a compiled call looks for its
+ * request: a call that takes a workspace and a result finds the workspace its last run gave
+ * back behind the result the caller dropped since (the frees are queued in that order) */
+#define GP_REUSE_DEPTH 4
+
+/* A new Block for `nbytes` on `stream` from one of pool's GP_REUSE_DEPTH most recent
+ * deferred frees that was the same request (nbytes) on the same stream (the most recent
+ * first; the scan stops at an entry that is not a chunk's free): popped under the GIL with
+ * no Python code running, so no counter changes (one free and one malloc of the same size
+ * cancel out). New reference; NULL with no exception set when there is no such chunk. */
 static PyObject *block_reuse(PyObject *pool, PyObject *deferred, PyObject *nbytes, PyObject *stream,
                              PyObject *device_id) {
     Py_ssize_t n = PyList_GET_SIZE(deferred);
-    if (n == 0) return NULL;
-    PyObject *item = PyList_GET_ITEM(deferred, n - 1);
-    if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 2) return NULL;
-    PyObject *c = PyTuple_GET_ITEM(item, 0), *nb = PyTuple_GET_ITEM(item, 1);
-    int same = PyObject_RichCompareBool(nb, nbytes, Py_EQ);
-    if (same <= 0) { PyErr_Clear(); return NULL; }
-    PyObject *arena = PyObject_GetAttr(c, str_arena);
-    if (arena == NULL) { PyErr_Clear(); return NULL; }
-    PyObject *owner = arena == Py_None ? NULL : PyObject_GetAttr(arena, str_stream);
-    Py_DECREF(arena);
-    if (owner == NULL) { PyErr_Clear(); return NULL; }
-    same = PyObject_RichCompareBool(owner, stream, Py_EQ);
-    Py_DECREF(owner);
-    if (same <= 0) { PyErr_Clear(); return NULL; }
-    PyObject *ptr = PyObject_GetAttr(c, str_ptr_b);
-    PyObject *size = ptr ? PyObject_GetAttr(c, str_size) : NULL;
-    if (size == NULL) { Py_XDECREF(ptr); PyErr_Clear(); return NULL; }
-    Block *b = (Block *)BlockType.tp_alloc(&BlockType, 0);
-    if (b == NULL) { Py_DECREF(ptr); Py_DECREF(size); return NULL; }
-    b->ptr = ptr;
-    b->size = size;
-    b->nbytes = Py_NewRef(nbytes);
-    b->device_id = Py_NewRef(device_id);
-    b->stream = Py_NewRef(stream);
-    b->chunk = Py_NewRef(c);
-    b->pool = Py_NewRef(pool);
-    if (PyList_SetSlice(deferred, n - 1, n, NULL) < 0) {  /* drop the queued free */
-        Py_SETREF(b->chunk, Py_NewRef(Py_None));  /* not ours after all: free nothing */
-        Py_DECREF(b);
-        PyErr_Clear();
-        return NULL;
+    for (Py_ssize_t i = n - 1; i >= 0 && i >= n - GP_REUSE_DEPTH; i--) {
+        PyObject *item = PyList_GET_ITEM(deferred, i);
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 2) return NULL;
+        PyObject *c = PyTuple_GET_ITEM(item, 0), *nb = PyTuple_GET_ITEM(item, 1);
+        int same = PyObject_RichCompareBool(nb, nbytes, Py_EQ);
+        if (same < 0) { PyErr_Clear(); return NULL; }
+        if (!same) continue;
+        PyObject *arena = PyObject_GetAttr(c, str_arena);
+        if (arena == NULL) { PyErr_Clear(); return NULL; }
+        PyObject *owner = arena == Py_None ? NULL : PyObject_GetAttr(arena, str_stream);
+        Py_DECREF(arena);
+        if (owner == NULL) { PyErr_Clear(); return NULL; }
+        same = PyObject_RichCompareBool(owner, stream, Py_EQ);
+        Py_DECREF(owner);
+        if (same < 0) { PyErr_Clear(); return NULL; }
+        if (!same) continue;
+        PyObject *ptr = PyObject_GetAttr(c, str_ptr_b);
+        PyObject *size = ptr ? PyObject_GetAttr(c, str_size) : NULL;
+        if (size == NULL) { Py_XDECREF(ptr); PyErr_Clear(); return NULL; }
+        Block *b = (Block *)BlockType.tp_alloc(&BlockType, 0);
+        if (b == NULL) { Py_DECREF(ptr); Py_DECREF(size); return NULL; }
+        b->ptr = ptr;
+        b->size = size;
+        b->nbytes = Py_NewRef(nbytes);
+        b->device_id = Py_NewRef(device_id);
+        b->stream = Py_NewRef(stream);
+        b->chunk = Py_NewRef(c);
+        b->pool = Py_NewRef(pool);
+        if (PyList_SetSlice(deferred, i, i + 1, NULL) < 0) {  /* drop the queued free */
+            Py_SETREF(b->chunk, Py_NewRef(Py_None));  /* not ours after all: free nothing */
+            Py_DECREF(b);
+            PyErr_Clear();
+            return NULL;
+        }
+        return (PyObject *)b;
     }
-    return (PyObject *)b;
+    return NULL;
 }
 
 /* What a compiled table entry keeps of a pool and a device to allocate its results: new
@@ -224,8 +234,8 @@ int gp_pool_refs(PyObject *pool, PyObject *device, PyObject **malloc, PyObject *
     return 0;
 }
 
-/* A block of `nbytes` for a compiled call on the stream whose ptr is `sptr`: the pool's last
- * deferred free of the same request on that stream (block_reuse), else a new
+/* A block of `nbytes` for a compiled call on the stream whose ptr is `sptr`: one of the pool's
+ * last deferred frees of the same request on that stream (block_reuse), else a new
  * pool.malloc(nbytes, sptr) (`deferred` may be NULL). New reference, or NULL with an
  * exception set. */
 PyObject *gp_block_take(PyObject *pool, PyObject *malloc, PyObject *deferred, PyObject *devid, PyObject *nbytes,
@@ -239,16 +249,21 @@ PyObject *gp_block_take(PyObject *pool, PyObject *malloc, PyObject *deferred, Py
     return blk;
 }
 
+/* The ptr of device devid's current stream: a new reference, or NULL with an exception set */
+PyObject *gp_stream_ptr(PyObject *devid) {
+    PyObject *stream = gp_stream_of(devid);
+    if (stream == NULL) return NULL;
+    PyObject *p = PyObject_GetAttr(stream, str_ptr_b);
+    Py_DECREF(stream);
+    return p;
+}
+
 /* The result block of a compiled call: `nbytes` on device devid's current stream
  * (gp_block_take). New reference, with *sptr a new reference to the stream's ptr; NULL with
  * an exception set (and *sptr NULL). */
 PyObject *gp_result_block(PyObject *pool, PyObject *malloc, PyObject *deferred, PyObject *devid, PyObject *nbytes,
                           PyObject **sptr) {
-    *sptr = NULL;
-    PyObject *stream = gp_stream_of(devid);
-    if (stream == NULL) return NULL;
-    *sptr = PyObject_GetAttr(stream, str_ptr_b);
-    Py_DECREF(stream);
+    *sptr = gp_stream_ptr(devid);
     if (*sptr == NULL) return NULL;
     PyObject *blk = gp_block_take(pool, malloc, deferred, devid, nbytes, *sptr);
     if (blk == NULL) Py_CLEAR(*sptr);

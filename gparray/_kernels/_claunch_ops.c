@@ -13,7 +13,7 @@
  * the entry was added (the device's) is current: with several GPUs, a call made while another
  * device is current goes to the Python path, which switches devices around the launch. It
  * takes the current CuPy stream of the device, a block
- * from the device's gparray pool (the pool's last deferred free when that was the same
+ * from the device's gparray pool (one of the pool's last deferred frees that was the same
  * request on the same stream, see _claunch_block.c; else its Python malloc), builds
  * the result Array (C-contiguous strides, its contiguity flag set) and launches the recorded
  * kernel with one packed buffer. Anything else goes to the Python fallback unchanged, so

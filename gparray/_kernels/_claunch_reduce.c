@@ -12,8 +12,8 @@
  *
  *   - x a C-contiguous Array of the recorded dtype, shape and device, axis the same int (or
  *     None), x's alignment class the same, the entry's CUDA context current;
- *   - the result and the workspace from the device's pool (each: its last deferred free of
- *     the same request on the same stream, see _claunch_block.c, else its malloc);
+ *   - the workspace, then the result, from the device's pool (each: one of its last deferred
+ *     frees of the same request on the same stream, see _claunch_block.c, else its malloc);
  *   - the launches through the kernels' own launch callables (the C Launch objects, or the
  *     checked launches of GPARRAY_LAUNCH_BLOCKING), with the values the Python path passes:
  *     (out, workspace, x) + the constant bytes, then (out, workspace) + the finisher's;
@@ -194,14 +194,18 @@ static PyObject *rrun(REntry *e, unsigned long long px) {
     unsigned long long pout, pws;
     PyObject *blk = NULL, *ws = NULL, *out = NULL, *head = NULL, *sptr = NULL;
     ws = Py_NewRef(Py_None);
-    blk = gp_result_block(e->pool, e->malloc, e->deferred, e->devid, e->out_bytes, &sptr);
-    if (blk == NULL) goto done;
+    sptr = gp_stream_ptr(e->devid);
+    if (sptr == NULL) goto done;
     int has_ws = PyObject_IsTrue(e->ws_bytes);
     if (has_ws < 0) goto done;
-    if (has_ws) {   /* as the result: the previous call's workspace when it is the last deferred free */
+    /* the workspace first: the previous call's, queued before the result its caller dropped
+     * since (or, the result still held, the last queued free) */
+    if (has_ws) {
         Py_SETREF(ws, gp_block_take(e->pool, e->malloc, e->deferred, e->devid, e->ws_bytes, sptr));
         if (ws == NULL) goto done;
     }
+    blk = gp_block_take(e->pool, e->malloc, e->deferred, e->devid, e->out_bytes, sptr);
+    if (blk == NULL) goto done;
     if (block_ptr(blk, &pout) < 0 || block_ptr(ws, &pws) < 0) goto done;
     head = Py_BuildValue("(KKK)", pout, pws, px);
     if (head == NULL) goto done;

@@ -240,19 +240,35 @@ gp_reduce_outer(typename R::out_t* __restrict__ out, typename R::acc_t* __restri
 
 // ------------------------------------------------------------------ second pass
 // out[o] = finalize(combine over s of ws[o * so + s * ss]); GROUP = 1 (thread per output)
-// or 32 (warp per output).
+// or 32 (warp per output). Each thread combines the states s = lane, lane + GROUP, ... in
+// that order; the loads of FK of them are issued before their combines (the states were
+// just written: L2 hits, but one dependent load per state made a 264-split finish a chain
+// of L2 round trips, ~3 us on an H200).
+#define GP_FINISH_K 8
 template <class R, int GROUP>
 __global__ void __launch_bounds__(GP_RBLOCK)
 gp_reduce_finish(typename R::out_t* __restrict__ out, const typename R::acc_t* __restrict__ ws,
                  long long n_out, int splits, long long so, long long ss, long long nr, double param) {
     typedef typename R::acc_t A;
     constexpr int GPB = GP_RBLOCK / GROUP;
+    constexpr int FK = GP_FINISH_K;
     const R r(param);
     const long long o = static_cast<long long>(blockIdx.x) * GPB + threadIdx.x / GROUP;
     const int lane = threadIdx.x % GROUP;
     if (o >= n_out) return;  // GROUP == 32: the whole warp shares o
     A acc = r.identity();
-    for (int s = lane; s < splits; s += GROUP) acc = r.combine(acc, ws[o * so + s * ss]);
+    const A* __restrict__ w = ws + o * so;
+    for (int s0 = lane; s0 < splits; s0 += GROUP * FK) {
+        A v[FK];
+#pragma unroll
+        for (int k = 0; k < FK; ++k) {
+            const int s = s0 + k * GROUP;
+            v[k] = s < splits ? w[s * ss] : r.identity();
+        }
+#pragma unroll
+        for (int k = 0; k < FK; ++k)
+            if (s0 + k * GROUP < splits) acc = r.combine(acc, v[k]);
+    }
     if (GROUP == 32) acc = gp::red::warp_reduce(r, acc);
     if (lane == 0) out[o] = r.finalize(acc, nr);
 }
