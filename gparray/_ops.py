@@ -86,6 +86,18 @@ def _configure() -> None:
     _configured = True
 
 
+def _ensure_configured() -> bool:
+    """Configure the compiled paths when nothing has yet (a caller about to record a call
+    they serve: a repeat reduction, an fft direct call); False when there is no compiled
+    path to configure."""
+    if not _configured:
+        try:
+            _configure()
+        except Exception:
+            return False
+    return True
+
+
 def _reconfigure(cp) -> None:
     """CuPy was imported: the compiled path reads CuPy's current stream directly."""
     if _configured:

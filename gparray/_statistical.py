@@ -51,12 +51,8 @@ def _learn(name: str, x, axis, out, lp) -> None:
     gparray/_engine/_reduce_fast.py), configuring the compiled path first when no
     elementwise call has yet: a process that only reduces was otherwise never served (on
     the H200, 30 of 30 repeat calls took the Python path)."""
-    if not _ops._configured:
-        try:
-            _ops._configure()
-        except Exception:   # no compiled path to serve from: nothing is recorded
-            return
-    _reduce_fast.learn(name, x, axis, out, lp)
+    if _ops._ensure_configured():     # (else no compiled path to serve from: nothing is recorded)
+        _reduce_fast.learn(name, x, axis, out, lp)
 
 
 # Repeat calls skip the checks: (op, input dtype, shape, axis) -> (axes, result shape, result

@@ -45,6 +45,8 @@ PyObject *gp_block_take(PyObject *pool, PyObject *malloc, PyObject *deferred, Py
 /* new references to pool.malloc, pool._deferred (NULL: none) and device._id, what a compiled
  * table entry allocates its results with: 0, or -1 with an exception set */
 int gp_pool_refs(PyObject *pool, PyObject *device, PyObject **malloc, PyObject **deferred, PyObject **devid);
+/* the device address of pool block blk (0 for None): 0, or -1 with an exception set */
+int gp_block_ptr(PyObject *blk, unsigned long long *p);
 /* the ptr of device devid's current stream: new reference, or NULL with an exception set */
 PyObject *gp_stream_ptr(PyObject *devid);
 /* a compiled call's result block of nbytes on device devid's current stream (one of the last

@@ -249,6 +249,16 @@ PyObject *gp_block_take(PyObject *pool, PyObject *malloc, PyObject *deferred, Py
     return blk;
 }
 
+/* The device address of pool block blk (0 for None): 0, or -1 with an exception set */
+int gp_block_ptr(PyObject *blk, unsigned long long *p) {
+    if (blk == Py_None) { *p = 0; return 0; }
+    PyObject *o = PyObject_GetAttr(blk, str_ptr_b);
+    if (o == NULL) return -1;
+    *p = PyLong_AsUnsignedLongLong(o);
+    Py_DECREF(o);
+    return (*p == (unsigned long long)-1 && PyErr_Occurred()) ? -1 : 0;
+}
+
 /* The ptr of device devid's current stream: a new reference, or NULL with an exception set */
 PyObject *gp_stream_ptr(PyObject *devid) {
     PyObject *stream = gp_stream_of(devid);

@@ -8,8 +8,8 @@
  * ``fn``: the address of cufftExecC2C / Z2Z (``direction`` CUFFT_FORWARD -1 or INVERSE 1) or
  * of cufftExecR2C / D2Z / C2R / Z2D (``direction`` 0: those take none) in the libcufft
  * CuPy loaded (gparray/_engine/_fft.py finds it). A call takes the result block of
- * ``nbytes`` on the current stream as every compiled call does (gp_result_block: the last
- * deferred free of the same request there, else pool.malloc), builds the Array (``shape``,
+ * ``nbytes`` on the current stream as every compiled call does (gp_result_block: one of the
+ * last deferred frees of the same request there, else pool.malloc), builds the Array (``shape``,
  * byte ``strides``; ``contig``: they are C order) and makes the one execution on plan
  * ``handle``, which the caller has checked is cached on this thread and bound to the current
  * stream (gparray/_engine/_fft.py: ready_plan). It makes the same cuFFT call CuPy's binding
@@ -37,8 +37,6 @@ typedef struct {
     PyObject *pool, *malloc, *deferred, *devid;
 } FftCall;
 
-static PyObject *str_ptr = NULL;
-
 static PyObject *FftCall_call(PyObject *self_, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     FftCall *f = (FftCall *)self_;
     if (PyVectorcall_NARGS(nargsf) != 2 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))) {
@@ -63,11 +61,7 @@ static PyObject *FftCall_call(PyObject *self_, PyObject *const *args, size_t nar
     PyObject *blk = gp_result_block(f->pool, f->malloc, f->deferred, f->devid, f->nbytes, &sptr);
     if (blk == NULL) return NULL;
     Py_DECREF(sptr);
-    PyObject *p = PyObject_GetAttr(blk, str_ptr);
-    if (p == NULL) goto fail;
-    outp = PyLong_AsUnsignedLongLong(p);
-    Py_DECREF(p);
-    if (outp == (unsigned long long)-1 && PyErr_Occurred()) goto fail;
+    if (gp_block_ptr(blk, &outp) < 0) goto fail;
     int st;
     if (f->direction)
         st = ((exec_c2c_fn)f->fn)((int)handle, (void *)(uintptr_t)in, (void *)(uintptr_t)outp, f->direction);
@@ -157,8 +151,4 @@ static PyTypeObject FftCallType = {
     .tp_new = FftCall_new,
 };
 
-int gp_fft_init(PyObject *m) {
-    str_ptr = PyUnicode_InternFromString("ptr");
-    if (str_ptr == NULL) return -1;
-    return gp_add_type(m, &FftCallType, "FftCall");
-}
+int gp_fft_init(PyObject *m) { return gp_add_type(m, &FftCallType, "FftCall"); }

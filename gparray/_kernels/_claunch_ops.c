@@ -224,11 +224,7 @@ static PyObject *run_entry(Entry *e, PyObject *x, PyObject *y, PyObject *s, Py_s
     unsigned long long stream_ptr = PyLong_AsUnsignedLongLong(sptr);
     Py_DECREF(sptr);
     if (stream_ptr == (unsigned long long)-1 && PyErr_Occurred()) { Py_DECREF(blk); return NULL; }
-    PyObject *po = PyObject_GetAttr(blk, str_ptr);
-    if (po == NULL) { Py_DECREF(blk); return NULL; }
-    pout = PyLong_AsUnsignedLongLong(po);
-    Py_DECREF(po);
-    if (pout == (unsigned long long)-1 && PyErr_Occurred()) { Py_DECREF(blk); return NULL; }
+    if (gp_block_ptr(blk, &pout) < 0) { Py_DECREF(blk); return NULL; }
     PyObject *shape = SLOT(x, off_shape);
     PyObject *strides = out_strides(e, shape);
     if (strides == NULL) { Py_DECREF(blk); return NULL; }

@@ -49,7 +49,7 @@ typedef struct {
     Py_ssize_t n, cap, max;
 } RTable;
 
-static PyObject *str_ptr = NULL, *zero = NULL;
+static PyObject *zero = NULL;
 
 static void rentry_clear(REntry *e) {
     Py_CLEAR(e->dtype); Py_CLEAR(e->shape); Py_CLEAR(e->axis); Py_CLEAR(e->device); Py_CLEAR(e->devid);
@@ -151,16 +151,6 @@ static PyObject *RTable_add(RTable *self, PyObject *args) {
     Py_RETURN_TRUE;
 }
 
-/* the device address of a pool block (0 for None): 0, or -1 with an exception set */
-static int block_ptr(PyObject *blk, unsigned long long *p) {
-    if (blk == Py_None) { *p = 0; return 0; }
-    PyObject *o = PyObject_GetAttr(blk, str_ptr);
-    if (o == NULL) return -1;
-    *p = PyLong_AsUnsignedLongLong(o);
-    Py_DECREF(o);
-    return (*p == (unsigned long long)-1 && PyErr_Occurred()) ? -1 : 0;
-}
-
 /* launch(grid, block, head + tail, 0, stream): 0, or -1 with an exception set */
 static int launch_with(PyObject *launch, unsigned grid, unsigned block, PyObject *head, PyObject *tail,
                        PyObject *sptr) {
@@ -206,7 +196,7 @@ static PyObject *rrun(REntry *e, unsigned long long px) {
     }
     blk = gp_block_take(e->pool, e->malloc, e->deferred, e->devid, e->out_bytes, sptr);
     if (blk == NULL) goto done;
-    if (block_ptr(blk, &pout) < 0 || block_ptr(ws, &pws) < 0) goto done;
+    if (gp_block_ptr(blk, &pout) < 0 || gp_block_ptr(ws, &pws) < 0) goto done;
     head = Py_BuildValue("(KKK)", pout, pws, px);
     if (head == NULL) goto done;
     if (launch_with(e->launch1, e->grid1, e->block, head, e->tail1, sptr) < 0) goto done;
@@ -302,8 +292,7 @@ static PyTypeObject GpRTableType = {
 };
 
 int gp_reduce_init(PyObject *m) {
-    if (str_ptr == NULL) str_ptr = PyUnicode_InternFromString("ptr");
     if (zero == NULL) zero = PyLong_FromLong(0);
-    if (str_ptr == NULL || zero == NULL) return -1;
+    if (zero == NULL) return -1;
     return gp_add_type(m, &GpRTableType, "RTable");
 }

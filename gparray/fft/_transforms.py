@@ -204,12 +204,7 @@ def _compiled(step, double, forward, mem_shape, shape, strides, contig, dt, dev)
         shape, strides = mem_shape, c_strides(mem_shape, dt.itemsize)
     call = _fft.direct_call(step, double, forward, math.prod(mem_shape) * dt.itemsize, tuple(shape),
                             tuple(strides), contig, dt, dev)
-    if call is not None and not _ops._configured:
-        try:
-            _ops._configure()
-        except Exception:      # no compiled path after all
-            return None
-    return call
+    return call if call is not None and _ops._ensure_configured() else None
 
 
 def _memo_call(key, x, sp):
