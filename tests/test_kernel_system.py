@@ -143,6 +143,7 @@ def test_bound_kernel_packs_the_same_bytes(var):
         prev = i
     assert next(it, None) is None and all(type(v) in (int, float) for v in vals if not isinstance(v, bytes))
     assert b.st.pack(*vals) == want and b.size == k.size and b.plain
+    assert not b.pdl and k.bind(args, var, pdl=True)[0].pdl and not k.pdl  # (a second pass's flag)
     for bad in (range(len(args)), (4,), (0, 7)):  # nothing bound; a complex value; no such argument
         with pytest.raises(ValueError, match="Kernel.bind"):
             k.bind(args, bad)

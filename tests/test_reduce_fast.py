@@ -255,6 +255,34 @@ def test_a_real_launch_packs_the_values_and_the_tail_bytes(env):
     assert buf == st.pack(0x100000, 0, 0x7010, tail) and out._buf.ptr == 0x100000
 
 
+def test_a_programmatic_dependent_launch_goes_through_launch_kernel_ex(env):
+    """A Launch made with pdl=1 (the second pass of a split reduction, gparray/_engine/
+    _reduce.py) goes through the stand-in's cuLaunchKernelEx with the same grid, block,
+    stream and packed buffer as a plain one, and is counted; one without it is not."""
+    log = env
+    st = struct.Struct("<QQ8s")
+    plain = _claunch.Launch(0xF00D, st.format, st.size, (0, 8, 16))
+    dep = _claunch.Launch(0xBEEF, st.format, st.size, (0, 8, 16), 1)
+    tail = struct.pack("<q", 264)
+    n0, on = _claunch.pdl_launches()
+    assert on
+    plain(7, BLOCK, (0x100000, 0x200000, tail), 0, STREAM)
+    assert _claunch.pdl_launches() == (n0, True)
+    dep(3, BLOCK, (0x100000, 0x200000, tail), 0, STREAM)
+    assert _claunch.pdl_launches() == (n0 + 1, True)
+    assert log == [(0xF00D, 7, BLOCK, 0, STREAM, st.pack(0x100000, 0x200000, tail)),
+                   (0xBEEF, 3, BLOCK, 0, STREAM, st.pack(0x100000, 0x200000, tail))]
+    # a driver that refuses the attribute (CUDA_ERROR_NOT_SUPPORTED): the same launch made
+    # plainly, and plain launches from then on
+    _claunch._stub_driver(log, 801)
+    log.clear()
+    dep(3, BLOCK, (0x100000, 0x200000, tail), 0, STREAM)
+    assert log == [(0xBEEF, 3, BLOCK, 0, STREAM, st.pack(0x100000, 0x200000, tail))]
+    assert _claunch.pdl_launches() == (n0 + 1, False)
+    dep(3, BLOCK, (0x100000, 0x200000, tail), 0, STREAM)
+    assert len(log) == 2 and _claunch.pdl_launches() == (n0 + 1, False)
+
+
 class _LP(NamedTuple):
     plan: object
     kern: object

@@ -76,7 +76,7 @@ def test_columns_of_a_square_matrix_vectorize_and_split():
     assert (1 << p.tx_log2, p.bx) == (_reduce.OUTER_TX_MAX, 16384 // 4 // _reduce.OUTER_TX_MAX)
     assert p.bx * p.splits <= _reduce.OUTER_BLOCKS_PER_SM * SMS < p.bx * (p.splits + 1)  # one wave
     assert p.grid == p.bx * p.splits and p.unroll == _reduce.UNROLL_OUTER
-    assert p.finish == (1, 64, 1, 16384)
+    assert p.finish == (1, 64, p.splits, 1)  # states output-major: ws[o * splits + s]
 
 
 def test_columns_without_alignment_or_divisibility_are_scalar():
@@ -90,15 +90,18 @@ def test_tall_narrow_columns_use_many_threads_along_the_reduced_axis():
     p = _plan((100000, 8), (0,))
     assert (p.strategy, p.group, 1 << p.tx_log2, p.bx) == ("outer", 4, 2, 1)
     assert p.splits == 97 and p.grid == 97
-    assert p.finish == (32, 1, 1, 8)  # a warp per output combines the 97 splits' states
+    assert p.finish == (32, 1, 97, 1)  # a warp per output combines the 97 splits' states
 
 
 def test_one_block_wide_outer_reductions_split_into_more_blocks():
     p = _plan((1 << 22, 16), (0,))
     assert (p.strategy, p.group, p.bx) == ("outer", 4, 1)
     assert p.splits == _reduce.NARROW_OUTER_BLOCKS_PER_SM * SMS and p.finish[0] == 32
-    w = _plan((1 << 18, 256), (0,))  # one block, but a warp or more across: the usual count
-    assert (w.bx, 1 << w.tx_log2) == (1, 64) and w.splits == _reduce.OUTER_BLOCKS_PER_SM * SMS
+    w = _plan((1 << 18, 256), (0,))  # one block would span it with a warp or more across:
+    assert (w.bx, 1 << w.tx_log2) == (4, _reduce.WIDE_SPLIT_TX)  # 16 threads across, 4 blocks
+    assert w.grid == w.bx * w.splits == _reduce.WIDE_SPLIT_BLOCKS_PER_SM * SMS  # one full wave
+    d = _plan((1 << 18, 256), (0,), itemsize=8)  # float64: 2 outputs a thread, 8 blocks across
+    assert (d.group, d.bx, 1 << d.tx_log2, d.grid) == (2, 8, 16, _reduce.WIDE_SPLIT_BLOCKS_PER_SM * SMS)
     q = _plan((1 << 16, 4096), (0,))  # many blocks across the kept space: the usual count
     assert q.bx > 1 and q.bx * q.splits <= _reduce.OUTER_BLOCKS_PER_SM * SMS
 
@@ -289,6 +292,11 @@ def emulate_reduce(p, itemsize, ptr_elems=0):
                         partials.add((o + e, s))
     if p.splits > 1:
         assert partials == {(o, s) for o in range(p.n_out) for s in range(p.splits)}
+        # both first passes store state (o, s) at ws[o * splits + s]; the second pass reads
+        # ws[o * so + s * ss]
+        fg, fgrid, so, ss = p.finish
+        assert {o * so + s * ss for o, s in partials} == {o * p.splits + s for o, s in partials}
+        assert fgrid * (BLOCK // fg) >= p.n_out
     return visits
 
 
@@ -351,6 +359,16 @@ def test_emulated_plans_of_views():
     _check_plan((50, 40), (0, 1), (0,))            # broadcast rows
     _check_plan((50, 40), (0, 1), (0, 1))
     _check_plan((3, 5, 7), (1, 21, 3), (0, 2), ordered=True)
+
+
+@pytest.mark.parametrize("ordered", [False, True])
+def test_emulated_split_outer_plans(ordered):
+    """Split outer reductions (one block wide, WIDE/NARROW counts), the cursor wrapping through
+    reduced dimensions that do not merge (every other plane) and strided columns."""
+    for shape, strides, axes in [((100, 41, 8), (2 * 41 * 8, 8, 1), (0, 1)), ((5000, 8), (8, 1), (0,)),
+                                 ((4099, 64), (64, 1), (0,)), ((3000, 12), (24, 2), (0,))]:
+        p = _check_plan(shape, strides, axes, ordered=ordered)
+        assert p.strategy == "outer" and p.splits > 1 and p.bx * p.splits == p.grid, (shape, p)
 
 
 @settings(max_examples=60, deadline=None)
@@ -636,9 +654,11 @@ def launches(monkeypatch):
         assert grid >= 1
         got.append((family, expr, args))
 
-    def fake_bind(family, expr, device_id, args, var):
+    def fake_bind(family, expr, device_id, args, var, pdl=False):
         got.append((family, expr, args))
         assert tuple(var) == tuple(range(len(var)))  # the pointers lead
+        # the second pass, and only it, is launched as the first pass's programmatic dependent
+        assert pdl == expr.startswith("gp_reduce_finish<"), (expr, pdl)
         return (expr, len(var)), (b"tail",)
 
     def fake_run(k, device_id, grid, args, shared_mem=0, block=256):
@@ -956,7 +976,7 @@ def test_split_workspace_comes_from_the_allocator_of_the_moment(monkeypatch):
     every later split reduction of the process wrote its partial states to 0x40000000+."""
     isolate_engines(monkeypatch)
     seen = []
-    monkeypatch.setattr(_reduce, "bind", lambda family, expr, dev, args, var: ((expr, len(var)), (b"t",)))
+    monkeypatch.setattr(_reduce, "bind", lambda family, expr, dev, args, var, pdl=False: ((expr, len(var)), (b"t",)))
     monkeypatch.setattr(_reduce, "run", lambda k, dev, grid, args, *rest, **kw: seen.append(args[1]))
     monkeypatch.setattr(_reduce, "sm_count", lambda dev: SMS)
     x, out = _Fake((100000, 8), "float32"), _Fake((8,), "float32")

@@ -86,10 +86,11 @@ def kernel(family: str, expr: str, device_id: int, args) -> Kernel:
     return k
 
 
-def bind(family: str, expr: str, device_id: int, args, var):
+def bind(family: str, expr: str, device_id: int, args, var, pdl: bool = False):
     """(Kernel, tails) for launches of ``expr`` whose arguments other than those at indexes
-    ``var`` are always as in ``args`` (see ``Kernel.bind``)."""
-    return kernel(family, expr, device_id, args).bind(args, var)
+    ``var`` are always as in ``args`` (see ``Kernel.bind``; ``pdl``: launched as the
+    programmatic dependent of the kernel before it on the stream)."""
+    return kernel(family, expr, device_id, args).bind(args, var, pdl)
 
 
 _cp = None     # set (True) once _init has bound the getters below

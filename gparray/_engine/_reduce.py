@@ -16,7 +16,12 @@ Planning (``plan``, tested on the CPU tier):
 3. ``outer`` otherwise (threads along the kept dimensions, ``vo`` adjacent outputs per thread
    with vector loads when the kept innermost axis is contiguous): a block is TX x TY
    threads, TY of them along the reduced space (combined in shared memory), and the grid
-   is split along the reduced space when the kept space alone cannot fill the machine.
+   is split along the reduced space when the kept space alone cannot fill the machine
+   (a kept space one block would span gets WIDE_SPLIT_TX threads across and
+   WIDE_SPLIT_BLOCKS_PER_SM blocks: column sums of tall matrices).
+4. Split plans write their partial states output-major (``ws[o * splits + s]``); the second
+   pass is launched as the first's programmatic dependent (``bind(..., pdl=True)``): its
+   blocks are scheduled while the first pass runs and wait for it on the device.
 """
 from __future__ import annotations
 
@@ -51,7 +56,12 @@ UNROLL_BLOCK = 4           # inner, a block per output
 UNROLL_SPLIT = 8           # inner, rows split across blocks (the whole array)
 UNROLL_OUTER = 8           # outer
 MIN_SEG = 4096             # fewest elements in one segment of a split inner reduction
-OUTER_TX_MAX = 128         # most threads of an outer block along the kept dimensions
+OUTER_TX_MAX = 128         # most threads of an outer block along the kept dimensions ...
+WIDE_SPLIT_TX = 16         # ... or this many (and WIDE_SPLIT_BLOCKS_PER_SM) when one block of
+WIDE_SPLIT_BLOCKS_PER_SM = 4  # OUTER_TX_MAX would span every output with a warp or more
+                           # across (the split is then the whole grid): sum over axis 0 of
+                           # (2^18, 256) float32 on an H200, first pass alone: 16 x 4 per
+                           # SM 64.7 us, 64 x 4 67.0, 64 x 2 72-77, 16 x 2 70.9
 MIN_ROWS_PER_THREAD = 8    # fewest reduced indices per thread of a split outer reduction
 WS_STATE_BYTES = 32        # workspace bytes per partial state (>= sizeof of every acc_t)
 DEFAULT_SMS = 132          # H200
@@ -160,16 +170,23 @@ def plan(shape: tuple, strides: tuple, axes: tuple, itemsize: int, *, ordered: b
         vo = v
     groups = n_out // vo
     tx = min(_pow2ceil(groups), OUTER_TX_MAX)
-    ty = BLOCK // tx
     bx = _cdiv(groups, tx)
+    per_sm = OUTER_BLOCKS_PER_SM
+    if bx == 1:  # one block would span the kept space: the split is the whole grid
+        if tx < NARROW_TX:
+            per_sm = NARROW_OUTER_BLOCKS_PER_SM
+        elif tx > WIDE_SPLIT_TX:
+            tx, per_sm = WIDE_SPLIT_TX, WIDE_SPLIT_BLOCKS_PER_SM
+            bx = _cdiv(groups, tx)
+    ty = BLOCK // tx
     splits = 1
-    target = (NARROW_OUTER_BLOCKS_PER_SM if bx == 1 and tx < NARROW_TX else OUTER_BLOCKS_PER_SM) * sms
+    target = per_sm * sms
     if bx < target:
         splits = max(1, min(target // bx, nr // (ty * MIN_ROWS_PER_THREAD)))  # floor: one wave
     seg = _cdiv(nr, splits)
     splits = _cdiv(nr, seg) if nr else 1
     fg = 32 if splits >= 32 else 1  # a warp per output combines many splits' states
-    finish = (fg, _cdiv(n_out, BLOCK // fg), 1, n_out) if splits > 1 else ()
+    finish = (fg, _cdiv(n_out, BLOCK // fg), splits, 1) if splits > 1 else ()  # output-major
     idx = index_type(max(n_out * nr, (bx * tx + 1) * vo, seg * splits), [span])
     return Plan("outer", vo, False, kept, red, r0, rs0, nr, n_out, splits, seg, False, UNROLL_OUTER,
                 tx.bit_length() - 1, bx, bx * splits, finish, nd, idx)
@@ -284,7 +301,9 @@ def _prepare(op: str, x, axes: tuple, out_dtype, aligned: bool, param: float) ->
     k, ktail = bind(FAMILY, expr, dev, (_P0, _P0, _P0) + head + tail + (prm,), (0, 1, 2))
     fk, ftail = None, ()
     if p.finish:
-        fk, ftail = bind(FAMILY, f"gp_reduce_finish<{rd}, {p.finish[0]}>", dev, (_P0, _P0) + fin + (prm,), (0, 1))
+        # the programmatic dependent of the first pass (see gp_pdl_wait in reduce.cu)
+        fk, ftail = bind(FAMILY, f"gp_reduce_finish<{rd}, {p.finish[0]}>", dev, (_P0, _P0) + fin + (prm,), (0, 1),
+                         pdl=True)
     ws_bytes = p.splits * p.n_out * WS_STATE_BYTES if p.splits > 1 else 0
     return _Launch(p, k, ktail, fk, ftail, ws_bytes)
 

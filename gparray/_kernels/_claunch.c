@@ -9,6 +9,14 @@
  *
  *     Launch(func_ptr, fmt, size, param_offsets)(grid, block, values, shared_mem, stream)
  *
+ *     Launch(func_ptr, fmt, size, param_offsets, pdl=0)
+ *
+ * pdl=1: the kernel is the programmatic dependent of the one before it on the stream
+ * (cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION; the kernel
+ * itself waits with griddepcontrol.wait before it touches memory). A driver without
+ * cuLaunchKernelEx, or one that refuses the attribute, gets plain launches (always correct:
+ * the wait is then a no-op behind the stream's order).
+ *
  * libcuda is opened with dlopen at the first call (CuPy has loaded it by then), so
  * importing this module needs no driver and no GPU. Failures call back into Python:
  * gparray._kernels._launcher._driver_error(status) raises CuPy's CUDADriverError; a thread
@@ -34,7 +42,25 @@ typedef int (*cu_launch_t)(void *, unsigned, unsigned, unsigned, unsigned, unsig
 
 typedef int (*cu_ctx_get_t)(void **);
 
+/* cuLaunchKernelEx's configuration and one attribute, as cuda.h lays them out */
+typedef struct {
+    int id;
+    char pad[4];
+    union { char pad[64]; int i; } value;
+} cu_attr_t;
+typedef struct {
+    unsigned gx, gy, gz, bx, by, bz, smem;
+    void *stream;
+    cu_attr_t *attrs;
+    unsigned nattrs;
+} cu_config_t;
+typedef int (*cu_launch_ex_t)(const cu_config_t *, void *, void **, void **);
+#define GP_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION 6
+
 static cu_launch_t cu_launch = NULL;
+static cu_launch_ex_t cu_launch_ex = NULL;  /* cuLaunchKernelEx (optional) */
+static int pdl_ok = 1;                      /* 0 once the driver refused the attribute */
+static unsigned long long pdl_count = 0;    /* launches made with the attribute */
 static cu_ctx_get_t cu_ctx_get = NULL;  /* cuCtxGetCurrent (optional) */
 static void *stub_ctx = NULL;           /* _stub_context: the context the stand-in answers */
 static cu_ctx_get_t saved_ctx_get = NULL;  /* the driver's, while the stand-in is in place */
@@ -56,6 +82,7 @@ static int load_driver(void) {
         PyErr_SetString(PyExc_RuntimeError, "gparray launch: libcuda.so.1 has no cuLaunchKernel");
         return -1;
     }
+    cu_launch_ex = (cu_launch_ex_t)dlsym(h, "cuLaunchKernelEx");
     cu_ctx_get_t g = (cu_ctx_get_t)dlsym(h, "cuCtxGetCurrent");
     if (ctx_stubbed)
         saved_ctx_get = g;
@@ -125,7 +152,8 @@ static PyObject *Launch_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
     const char *fmt;
     Py_ssize_t size;
     PyObject *poffs;
-    if (!PyArg_ParseTuple(args, "KsnO", &func, &fmt, &size, &poffs)) return NULL;
+    int pdl = 0;
+    if (!PyArg_ParseTuple(args, "KsnO|i", &func, &fmt, &size, &poffs, &pdl)) return NULL;
     PyObject *seq = PySequence_Fast(poffs, "Launch: param_offsets must be a sequence");
     if (seq == NULL) return NULL;
     Py_ssize_t np_ = PySequence_Fast_GET_SIZE(seq);
@@ -138,6 +166,7 @@ static PyObject *Launch_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
     if (self == NULL) { Py_DECREF(seq); return NULL; }
     self->func = (void *)(uintptr_t)func;
     self->nparams = np_;
+    self->pdl = pdl != 0;
     for (Py_ssize_t i = 0; i < np_; i++) {
         Py_ssize_t o = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(seq, i));
         if (o < 0 || o >= GP_BUFSIZE) {
@@ -245,9 +274,35 @@ int gp_pack_one(const Launch *self, Py_ssize_t i, PyObject *o, char *buf) {
 }
 
 /* ------------------------------------------------------------------------- launching */
+/* the launch as the programmatic dependent of the stream's previous kernel: a status, or -1
+ * when it was not made (no cuLaunchKernelEx, or the driver refused the attribute once) */
+static int launch_pdl(const Launch *self, unsigned grid, unsigned block, unsigned smem, void *stream, char *buf) {
+    if (!pdl_ok || cu_launch_ex == NULL) return -1;
+    cu_attr_t attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = GP_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.i = 1;
+    cu_config_t cfg = {grid, 1, 1, block, 1, 1, smem, stream, &attr, 1};
+    size_t size = (size_t)self->size;
+    void *extra[5] = {(void *)1, buf, (void *)2, &size, (void *)0};
+    void *params[GP_MAXPARAMS];
+    for (Py_ssize_t i = 0; i < self->nparams; i++) params[i] = buf + self->poff[i];
+    int st;
+    Py_BEGIN_ALLOW_THREADS
+    st = use_extra ? cu_launch_ex(&cfg, self->func, NULL, extra) : cu_launch_ex(&cfg, self->func, params, NULL);
+    Py_END_ALLOW_THREADS
+    if (st == 1 || st == 801) {  /* CUDA_ERROR_INVALID_VALUE / _NOT_SUPPORTED: plain launches from now on */
+        pdl_ok = 0;
+        return -1;
+    }
+    if (st == 0) pdl_count++;
+    return st;
+}
+
 static int do_launch(const Launch *self, unsigned grid, unsigned block, unsigned smem, void *stream, char *buf) {
     int st;
     size_t size = (size_t)self->size;
+    if (self->pdl && (st = launch_pdl(self, grid, block, smem, stream, buf)) >= 0) return st;
     if (use_extra) {
         void *extra[5] = {(void *)1, buf, (void *)2, &size, (void *)0};
         Py_BEGIN_ALLOW_THREADS
@@ -449,6 +504,11 @@ static int stub_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     return st;
 }
 
+/* the stand-in's cuLaunchKernelEx: the same record (grid and block from the config) */
+static int stub_launch_ex(const cu_config_t *c, void *f, void **params, void **extra) {
+    return stub_launch(f, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->smem, c->stream, params, extra);
+}
+
 /* _stub_driver(log, status0=0, status1=0): launches append to list `log` (None: back to
  * libcuda); the next two launches return the given statuses */
 static PyObject *stub_driver(PyObject *mod, PyObject *args) {
@@ -458,7 +518,9 @@ static PyObject *stub_driver(PyObject *mod, PyObject *args) {
     if (log == Py_None) {
         Py_CLEAR(stub_log);
         cu_launch = NULL;
+        cu_launch_ex = NULL;
         use_extra = 1;
+        pdl_ok = 1;
         Py_RETURN_NONE;
     }
     if (!PyList_Check(log)) {
@@ -470,7 +532,9 @@ static PyObject *stub_driver(PyObject *mod, PyObject *args) {
     stub_status[0] = s0;
     stub_status[1] = s1;
     use_extra = 1;
+    pdl_ok = 1;
     cu_launch = stub_launch;
+    cu_launch_ex = stub_launch_ex;
     Py_RETURN_NONE;
 }
 
@@ -499,11 +563,17 @@ static PyObject *stub_context(PyObject *mod, PyObject *arg) {
 
 static PyObject *uses_extra(PyObject *mod, PyObject *unused) { return PyBool_FromLong(use_extra); }
 
+static PyObject *pdl_launches(PyObject *mod, PyObject *unused) {
+    return Py_BuildValue("(KO)", pdl_count, pdl_ok && (cu_launch_ex != NULL || cu_launch == NULL) ? Py_True : Py_False);
+}
+
 static PyMethodDef methods[] = {
     {"set_hooks", set_hooks, METH_VARARGS, "set_hooks(driver_error, bind_context): Python callbacks on failure"},
     {"_stub_driver", stub_driver, METH_VARARGS, "_stub_driver(log, status0=0, status1=0): record launches (tests)"},
     {"_stub_context", stub_context, METH_O, "_stub_context(value): cuCtxGetCurrent answers value (tests; None: undo)"},
     {"uses_extra", uses_extra, METH_NOARGS, "True while launches pass the packed buffer through `extra`"},
+    {"pdl_launches", pdl_launches, METH_NOARGS,
+     "(launches made as programmatic dependents, whether such launches are still made)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -25,6 +25,7 @@ typedef struct {
     uint16_t len[GP_MAXVALS];
     uint16_t poff[GP_MAXPARAMS];
     vectorcallfunc vectorcall;
+    int pdl;              /* launched with programmatic stream serialization (cuLaunchKernelEx) */
 } Launch;
 
 extern PyTypeObject GpLaunchType;

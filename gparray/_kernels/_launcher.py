@@ -142,7 +142,7 @@ class Kernel:
     Once built (from one call's typed arguments), a plain-layout Kernel also takes Python
     ints and floats for its arguments: ``struct`` converts them with the layout's types."""
 
-    __slots__ = ("fn", "ptr", "st", "pack", "plain", "kinds", "size", "offs", "launch", "launch3", "name")
+    __slots__ = ("fn", "ptr", "st", "pack", "plain", "kinds", "size", "offs", "launch", "launch3", "name", "pdl")
 
     def __init__(self, fn, args=None, name: str = "?"):
         self.fn = fn
@@ -151,14 +151,15 @@ class Kernel:
         if args is not None:
             self._set(*layout(args))
 
-    def _set(self, st, kinds, size, offs):
+    def _set(self, st, kinds, size, offs, pdl=False):
         self.st, self.kinds, self.size, self.offs = st, kinds, size, offs
+        self.pdl = pdl
         self.pack = st.pack_into
         self.plain = all(k == _PLAIN for k in kinds)
         if _claunch is None:
             self.launch = self._py_launch
         else:
-            c = _claunch.Launch(self.ptr, st.format, size, offs)
+            c = _claunch.Launch(self.ptr, st.format, size, offs, int(pdl))
             if self.plain:
                 self.launch = c
             else:
@@ -170,11 +171,14 @@ class Kernel:
             self.launch = _faults.checked_launch(self.launch, self.name)
             self.launch3 = _faults.checked_launch(self.launch3, self.name)
 
-    def bind(self, args, var):
+    def bind(self, args, var, pdl=False):
         """(Kernel, tails): this kernel taking the arguments at indexes ``var`` as plain
         values and each run of the others as one bytes field; ``tails`` holds those bytes
         for ``args`` (whose ``var`` entries only give their types). Call it with the values
-        and the tails interleaved in parameter order, e.g. ``(out, x) + tails + (ws, epoch)``."""
+        and the tails interleaved in parameter order, e.g. ``(out, x) + tails + (ws, epoch)``.
+        ``pdl``: the compiled launches ask for programmatic stream serialization (the kernel
+        waits for its predecessor with griddepcontrol.wait before touching memory; the
+        Python path launches it plainly, which is always correct)."""
         var = frozenset(var)
         n = len(args)
         if len(var) >= n or any(not 0 <= i < n or self.kinds[i] != _PLAIN for i in var):
@@ -201,7 +205,7 @@ class Kernel:
             fmt.append(code)
             pos = end
         k = Kernel(self.fn, name=self.name)
-        k._set(struct.Struct("".join(fmt)), (_PLAIN,) * (len(var) + len(tails)), self.size, self.offs)
+        k._set(struct.Struct("".join(fmt)), (_PLAIN,) * (len(var) + len(tails)), self.size, self.offs, pdl)
         return k, tuple(tails)
 
     def __call__(self, grid: int, block: int, args, shared_mem: int, stream_ptr: int):

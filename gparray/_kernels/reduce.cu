@@ -11,7 +11,8 @@
 //                   splits > 1 a row is cut into segments whose states go to `ws`.
 // gp_reduce_outer   threads along the kept dimensions (VO adjacent outputs per thread, vector
 //                   loads when VO > 1), TY threads of a block and `splits` blocks along the
-//                   reduced space; combined in shared memory, then through `ws` when split.
+//                   reduced space; combined in shared memory, then through `ws` when split
+//                   (output-major: ws[o * splits + s]).
 // gp_reduce_finish  second pass: combines the `splits` states of every output.
 #include "gp/types.cuh"
 #include "gp/indexer.cuh"
@@ -20,6 +21,23 @@
 #include "gp/reduce.cuh"
 
 #define GP_RBLOCK 256
+
+// Programmatic dependent launch (sm_90 and later; no-ops elsewhere and for kernels launched
+// without the attribute). A first pass lets the second pass be scheduled as soon as all of
+// its blocks have started (launch_dependents); the second pass, launched with programmatic
+// stream serialization (gparray/_engine/_reduce.py binds it so), waits for the whole first
+// pass and its memory (wait) before it reads anything: its launch and block scheduling
+// overlap the first pass instead of following it.
+__device__ __forceinline__ void gp_pdl_trigger() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void gp_pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 
 namespace gp {
 namespace red {
@@ -69,6 +87,7 @@ gp_reduce_inner(typename R::out_t* __restrict__ out, typename R::acc_t* __restri
     constexpr int GPB = GP_RBLOCK / GROUP;
     static_assert(GROUP == 32 || GROUP == GP_RBLOCK, "GROUP is a warp or the block");
     __shared__ gp::red::smem_slots<A, GP_RBLOCK / 32> slots;
+    gp_pdl_trigger();
     const R r(param);
     const int lane = threadIdx.x % GROUP;
     const IdxT task = static_cast<IdxT>(blockIdx.x) * GPB + threadIdx.x / GROUP;
@@ -165,6 +184,7 @@ gp_reduce_outer(typename R::out_t* __restrict__ out, typename R::acc_t* __restri
     typedef typename R::acc_t A;
     typedef gp::vec_t<TA, VO> VT;
     __shared__ gp::red::smem_slots<A, GP_RBLOCK * VO> slots;
+    gp_pdl_trigger();
     const R r(param);
     const int TX = 1 << tx_log2;
     const int TY = GP_RBLOCK >> tx_log2;
@@ -231,9 +251,10 @@ gp_reduce_outer(typename R::out_t* __restrict__ out, typename R::acc_t* __restri
         if (gridDim.x == static_cast<unsigned>(bx)) {
 #pragma unroll
             for (int c = 0; c < VO; ++c) out[o + c] = r.finalize(acc[c], static_cast<long long>(nr));
-        } else {
+        } else {  // output-major: the second pass's warp reads an output's states in one run
+            const long long splits = gridDim.x / bx;
 #pragma unroll
-            for (int c = 0; c < VO; ++c) ws[static_cast<long long>(s) * n_out + o + c] = acc[c];
+            for (int c = 0; c < VO; ++c) ws[(o + c) * splits + s] = acc[c];
         }
     }
 }
@@ -252,6 +273,7 @@ gp_reduce_finish(typename R::out_t* __restrict__ out, const typename R::acc_t* _
     typedef typename R::acc_t A;
     constexpr int GPB = GP_RBLOCK / GROUP;
     constexpr int FK = GP_FINISH_K;
+    gp_pdl_wait();  // the first pass's states (launched as its programmatic dependent)
     const R r(param);
     const long long o = static_cast<long long>(blockIdx.x) * GPB + threadIdx.x / GROUP;
     const int lane = threadIdx.x % GROUP;
