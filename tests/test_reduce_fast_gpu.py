@@ -164,3 +164,37 @@ def test_repeat_calls_are_served_before_any_elementwise_call(monkeypatch):
         assert 0 < recorded == len(python_path)
     finally:
         _ops._configure()   # whatever this worker had, the configured path is what it gets
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+@pytest.mark.parametrize("shape", [(20000, 256), (4099, 200), (1 << 15, 96)])
+def test_one_block_wide_splits_with_a_dependent_second_pass(shape, dtype):
+    """Column reductions of tall matrices one block would span (16 threads across, blocks along
+    the columns, splits along the rows, output-major partial states) whose second pass is the
+    first's programmatic dependent: every statistic matches NumPy call after call (the Python
+    path, the recording, the served calls), also with the previous result held and with other
+    work queued behind each call on the stream."""
+    from gparray._engine import _reduce
+
+    itemsize = np.dtype(dtype).itemsize
+    p = _reduce.plan(shape, (shape[1], 1), (0,), itemsize, sms=_reduce.sm_count(0))
+    assert p.strategy == "outer" and p.splits > 1 and 1 << p.tx_log2 == _reduce.WIDE_SPLIT_TX, p
+    a = _data(dtype, shape)
+    x = xp.asarray(a)
+    n0 = _launcher._claunch.pdl_launches()[0]
+    held = []
+    for fn, ref in ((xp.sum, np.sum), (xp.max, np.max), (xp.argmax, np.argmax), (xp.mean, np.mean)):
+        for _ in range(4):
+            got = fn(x, axis=0)
+            held.append(got)
+            y = x[:2] + 1  # more work on the stream right behind the second pass
+            want = ref(a, axis=0)
+            if ref is np.mean and np.dtype(dtype).kind != "f":
+                want = want.astype(np.float64)
+            if ref is np.sum and np.dtype(dtype).kind == "i":
+                want = want.astype(np.int64)
+            _close(got, want, want.dtype)
+            np.testing.assert_array_equal(np.asarray(y), a[:2] + 1)
+    on = _launcher._claunch.pdl_launches()
+    if on[1]:  # the driver takes programmatic dependent launches: every second pass was one
+        assert on[0] - n0 >= 16
