@@ -16,7 +16,7 @@ with fewer the group prints why and gives no rows.
   records and two waits per call, the same for every library). GB/s: the bytes moved, once;
   %copy: percent of the cudaMemcpyPeerAsync GB/s (target >= 90%). Each library's result is
   compared with the raw copy once, outside the timing.
-* the same move with gparray's staged path forced (``gparray._transfer._peer_mode =
+* the same move with gparray's staged path forced (``gparray._engine._transfer._peer_mode =
   "staged"``, when gparray has it): what GPUs that cannot reach each other get.
 * ``a + b`` on 2^28 float32 on device 0 and on device 1, each with that device current and
   timed with its events; the device-1 row's ratio is gparray's device 1 / device 0 time
@@ -159,7 +159,7 @@ def _move_rows(b, want, libs, warmup, repeat, log, peer) -> list:
     out = []
     staged_ok = False
     if 2 in want and b.xp is not None:
-        from gparray import _transfer
+        from gparray._engine import _transfer
         staged_ok = hasattr(_transfer, "_peer_mode")
     for i, (src, dst) in ((0, (0, 1)), (1, (1, 0))):
         if i not in want and not (i == 0 and 2 in want):
@@ -192,7 +192,7 @@ def _move_rows(b, want, libs, warmup, repeat, log, peer) -> list:
                     row["status"][lib] = f"n/a ({b._import_errors.get(lib, 'not imported')})"
                     continue
                 if r == 2 and not staged_ok:
-                    row["status"][lib] = "n/a (gparray._transfer has no _peer_mode)"
+                    row["status"][lib] = "n/a (gparray._engine._transfer has no _peer_mode)"
                     continue
                 _time_lib(b, row, lib, base, ref, src, dst, warmup, repeat, log, staged=(r == 2))
                 _free(b, src, dst)
@@ -211,7 +211,7 @@ def _time_lib(b, row, lib, base, ref, src, dst, warmup, repeat, log, staged=Fals
     """Time ``lib``'s move into ``row`` (after one checked call); errors go to the row."""
     mode = None
     if staged:
-        from gparray import _transfer
+        from gparray._engine import _transfer
         mode, _transfer._peer_mode = _transfer._peer_mode, "staged"
     try:
         op = _move_ops(b, lib, base, src, dst)
@@ -229,7 +229,7 @@ def _time_lib(b, row, lib, base, ref, src, dst, warmup, repeat, log, staged=Fals
         log(f"[{row['case']}] {lib}: {row['status'][lib]}")
     finally:
         if staged:
-            from gparray import _transfer
+            from gparray._engine import _transfer
             _transfer._peer_mode = mode
 
 

@@ -8,7 +8,7 @@ and C work gparray does on the host per call, which is what the rows' targets ar
 * ``a + b`` on 1-element float32 arrays, profiling off and inside ``gparray.cuda.profile()``;
 * a user kernel launch ``k(1, 32, (v, np.int64(1)))`` (a ``UserKernel`` whose launcher is
   built on a fake function handle);
-* the repeat reductions served in C (gparray/_kernels/_claunch_reduce.c): ``vector_norm`` of
+* the repeat reductions served in C (gparray/_native/_claunch_reduce.c): ``vector_norm`` of
   an (8, 8) float32 array along axis 1 and ``sum`` of a (64, 4) one along axis 0.
 
 Figures are microseconds per call (median of rounds); they leave out the CUDA calls (the
@@ -81,7 +81,9 @@ class _Events:
 
 def _stub():
     """Stub CuPy, memory, kernel loading and the profiler's events; returns the launch log."""
-    from gparray import _backend, _memory, _ops
+    from gparray._core import _backend
+    from gparray import _memory
+    from gparray._array import _ops
     from gparray._array import Array
     from gparray._engine import _launch
     from gparray._kernels import _launcher
@@ -129,7 +131,7 @@ def main(argv=None):
 
     import gparray as xp
     from gparray._array import Array
-    from gparray._device import get_device
+    from gparray._core._device import get_device
     from gparray.cuda import _user_kernels as uk
     from gparray._kernels._launcher import Kernel
 

@@ -4,34 +4,35 @@
 ``fft`` extensions are imported at their first use (``xp.linalg``: PEP 562 ``__getattr__``
 below), not by ``import gparray`` (tests/test_startup.py).
 """
-from ._version import __version__
+from ._core._version import __version__
 
 __array_api_version__ = "2025.12"
 
+from ._api._creation import (arange, asarray, astype, empty, empty_like, eye, from_dlpack, full,
+                             full_like, linspace, logspace, meshgrid, ones, ones_like, tril, triu,
+                             zeros, zeros_like)
+from ._api._data_type_functions import can_cast, finfo, iinfo, isdtype, result_type
+from ._api._elementwise_functions import *  # noqa: F401,F403
+from ._api._elementwise_functions import __all__ as _elementwise_all
+from ._api._indexing_functions import take, take_along_axis
+from ._api._info import __array_namespace_info__
+from ._api._linear_algebra import matmul, tensordot, vecdot
+from ._api._manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, concat,
+                                 expand_dims, flip, matrix_transpose, moveaxis, permute_dims,
+                                 repeat, reshape, roll, squeeze, stack, tile, unstack)
+from ._api._nan_functions import nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar
+from ._api._searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
+from ._api._set_functions import isin, unique_all, unique_counts, unique_inverse, unique_values
+from ._api._sorting import argsort, sort
+from ._api._statistical import (cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum,
+                                var)
+from ._api._utility import all, any, diff
 from ._array import Array
-from ._constants import e, inf, nan, newaxis, pi
-from ._creation import (arange, asarray, astype, empty, empty_like, eye, from_dlpack, full, full_like,
-                        linspace, logspace, meshgrid, ones, ones_like, tril, triu, zeros, zeros_like)
-from ._data_type_functions import can_cast, finfo, iinfo, isdtype, result_type
-from ._device import Device
-from ._host_conversion import HostConversionWarning
-from ._dtypes import (bool, complex64, complex128, float16, float32, float64, int8, int16, int32,
-                      int64, uint8, uint16, uint32, uint64)
-from ._elementwise_funcs import *  # noqa: F401,F403
-from ._elementwise_funcs import __all__ as _elementwise_all
-from ._indexing_functions import take, take_along_axis
-from ._info import __array_namespace_info__
-from ._manipulation import (broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims,
-                            flip, matrix_transpose, moveaxis, permute_dims, reshape, squeeze, stack,
-                            unstack, repeat, roll, tile)
-from ._searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
-from ._linear_algebra import matmul, tensordot, vecdot
-from ._sorting import argsort, sort
-from ._set_functions import isin, unique_all, unique_counts, unique_inverse, unique_values
-from ._statistical import (cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum,
-                           var)
-from ._nan_functions import nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar
-from ._utility import all, any, diff
+from ._core._constants import e, inf, nan, newaxis, pi
+from ._core._device import Device
+from ._core._dtypes import (bool, complex64, complex128, float16, float32, float64, int8, int16,
+                            int32, int64, uint8, uint16, uint32, uint64)
+from ._core._host_conversion import HostConversionWarning
 from . import cuda
 
 __all__ = [

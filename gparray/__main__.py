@@ -96,7 +96,7 @@ def _report(xp, backend, cp):
     version = getattr(xp, "__version__", None) if xp is not None else None
     if version is None:
         try:
-            version = importlib.import_module("gparray._version").__version__
+            version = importlib.import_module("gparray._core._version").__version__
         except Exception as exc:
             version = f"unknown ({_err(exc)})"
     _row("gparray", f"{version}  ({os.path.dirname(os.path.abspath(__file__))})")
@@ -347,7 +347,7 @@ def main(argv=None) -> int:
     except Exception as exc:
         import_error = _err(exc)
     try:
-        backend = importlib.import_module("gparray._backend")
+        backend = importlib.import_module("gparray._core._backend")
     except Exception as exc:
         backend = None
         import_error = import_error or _err(exc)

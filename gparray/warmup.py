@@ -19,7 +19,7 @@ def instances(include_ops: bool = True) -> dict[str, list[str]]:
     """Every registered instance, by family: the kernels' own (gparray/_kernels/_instances.py),
     the engines' (reduce, scan, search, index, sort, sets, matmul, join, linalg_small) and, when
     ``include_ops``, every instance the elementwise function table declares (``op.instances()``)."""
-    from . import _elementwise_funcs
+    from ._array import _elementwise
     from ._engine import _index, _join, _matmul_int, _reduce, _scan, _search, _sets, _solver, _sort
 
     extra = {"reduce": _reduce.instances(), "scan": _scan.instances(), "search": _search.instances(),
@@ -27,7 +27,7 @@ def instances(include_ops: bool = True) -> dict[str, list[str]]:
              "sets": _sets.instances(), "matmul": _matmul_int.instances(), "join": _join.instances(),
              _solver.SMALL_FAMILY: _solver.instances()}
     if include_ops:
-        extra["elementwise"] = _elementwise_funcs.kernel_instances()
+        extra["elementwise"] = _elementwise.kernel_instances()
     return _instances.instances(extra)
 
 

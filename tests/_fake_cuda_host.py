@@ -193,7 +193,8 @@ class DeviceLayout:
 
 def install(monkeypatch, gpu):
     """Route gparray's CuPy access, pool allocations and staging pool to ``gpu`` for one test."""
-    from gparray import _backend, _transfer
+    from gparray._core import _backend
+    from gparray._engine import _transfer
     from gparray._engine import _index
     from gparray._memory import _host
 

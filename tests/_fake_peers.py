@@ -1,5 +1,5 @@
 """A CPU-tier stand-in for the CUDA runtime of several GPUs, enough for copies between devices
-(``gparray/_transfer.py``: ``to_device``, the relay through the pinned buffers, peer access).
+(``gparray/_engine/_transfer.py``: ``to_device``, the relay through the pinned buffers, peer access).
 
 Device memory is host memory (ctypes buffers) tagged with its device, so copies are real
 ``memmove``s. What is modelled: a current device; in-order streams per (device, handle),
@@ -257,7 +257,8 @@ class Layout:
 def install(monkeypatch, gpu):
     """Route gparray's CuPy access, pool allocations, peer-access memo and staging pool to
     ``gpu`` for one test."""
-    from gparray import _backend, _transfer
+    from gparray._core import _backend
+    from gparray._engine import _transfer
     from gparray._memory import _host
 
     mod = gpu.module()

@@ -6,7 +6,7 @@ import contextlib
 import numpy as np
 import pytest
 
-from gparray._device import Device
+from gparray._core._device import Device
 from gparray._engine import _launch
 from gparray._engine._shapes import Layout
 from gparray.cuda import _profile, _profile_frames, _user_kernels
@@ -91,7 +91,7 @@ def walker(request, monkeypatch):
     if request.param == "python":
         monkeypatch.setattr(_profile_frames, "_cwalk", None)
     elif _profile_frames._cwalk is None:
-        pytest.skip("C extension gparray._kernels._claunch not built")
+        pytest.skip("C extension gparray._native._claunch not built")
     return request.param
 
 

@@ -17,7 +17,7 @@ import tempfile
 import pytest
 from hypothesis import settings
 
-from gparray import _backend
+from gparray._core import _backend
 
 settings.register_profile("gparray", deadline=None)
 settings.load_profile("gparray")

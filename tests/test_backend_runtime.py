@@ -1,4 +1,4 @@
-"""CPU tier: gparray._backend's light CUDA layer (the first operations run on it without
+"""CPU tier: gparray._core._backend's light CUDA layer (the first operations run on it without
 importing CuPy): the default-stream answer and its switch to CuPy's getter, the hooks run
 once CuPy is imported, light device contexts and events over a recording fake runtime, and
 the driver's module calls."""
@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from gparray import _backend
+from gparray._core import _backend
 
 # These tests swap the process's CUDA layer for fakes (``_backend._rt``, ``_backend._cupy``);
 # on a GPU machine another thread's finalizer could reach a fake in that window, and the GPU

@@ -1,4 +1,4 @@
-"""CPU tier: the compiled elementwise fast path (gparray/_kernels/_claunch_ops.c) over fake
+"""CPU tier: the compiled elementwise fast path (gparray/_native/_claunch_ops.c) over fake
 memory, a fake stream and a stand-in driver that records launches instead of running them.
 
 Each case builds its own Table and Fast objects, so the ops' real tables are untouched."""
@@ -7,14 +7,14 @@ import struct
 import numpy as np
 import pytest
 
-from gparray import _ops
+from gparray._array import _ops
 from gparray._array import Array
-from gparray._device import Device
+from gparray._core._device import Device
 from gparray._engine._launch import BLOCK
 from gparray._kernels import _launcher
 
 _claunch = _launcher._claunch
-pytestmark = pytest.mark.skipif(_claunch is None, reason="C extension gparray._kernels._claunch not built")
+pytestmark = pytest.mark.skipif(_claunch is None, reason="C extension gparray._native._claunch not built")
 
 STREAM = 0x5000
 _current = {"stream": STREAM}
@@ -90,7 +90,7 @@ def env():
     _claunch._stub_driver(None)
     _claunch.set_hooks(_launcher._driver_error, _launcher._bind_context)
     if _ops._configured:
-        from gparray import _backend
+        from gparray._core import _backend
 
         _claunch.configure(Array, _backend.cupy().cuda.get_current_stream)
     else:
@@ -341,10 +341,15 @@ def test_table_checks_its_entries():
 
 
 def test_array_operators_put_the_compiled_path_first():
-    from gparray import _elementwise_funcs as ew
+    from gparray._array import _elementwise as ew
+    from gparray._array._operators import OPERATORS, Operators
 
-    for dunder, (fname, reflected) in ew._OPERATORS.items():
-        f = Array.__dict__[dunder]
+    for dunder, (fname, reflected) in OPERATORS.items():
+        f = getattr(Array, dunder)
+        assert f is Operators.__dict__[dunder], dunder     # defined once, in the class body
+        if reflected is None:      # in place: Python (writes into the left operand)
+            assert not isinstance(f, _claunch.Fast) and f.__name__ == dunder
+            continue
         assert isinstance(f, _claunch.Fast), dunder
         assert f.table is getattr(ew, fname)._table and bool(f.reflected) == reflected
         assert f.fallback.__name__ == dunder

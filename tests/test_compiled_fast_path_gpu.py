@@ -10,7 +10,7 @@ import gparray as xp
 from gparray._kernels import _launcher
 
 pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(_launcher._claunch is None, reason="C extension gparray._kernels._claunch not built")]
+              pytest.mark.skipif(_launcher._claunch is None, reason="C extension gparray._native._claunch not built")]
 
 rng = np.random.default_rng(7)
 

@@ -2,7 +2,7 @@
 the error after a kernel fault, over fake allocators and fake launches."""
 import pytest
 
-from gparray._kernels import _faults
+from gparray._core import _faults
 from gparray._memory._pool import CachingPool, OutOfMemoryError, no_caching_from_env
 
 
@@ -135,10 +135,10 @@ def test_checked_launch_names_the_kernel_the_grid_and_the_gparray_function(monke
 
 
 def test_caller_is_the_outermost_gparray_frame():
-    import gparray._statistical as st
-    code = compile("def sum(f):\n    return f()\n", "gparray/_statistical.py", "exec")
-    ns = {"__name__": "gparray._statistical"}
+    import gparray._api._statistical as st
+    code = compile("def sum(f):\n    return f()\n", "gparray/_api/_statistical.py", "exec")
+    ns = {"__name__": "gparray._api._statistical"}
     exec(code, ns)
     assert ns["sum"](_faults.caller) == "gparray.sum"
-    assert st.__name__ == "gparray._statistical"
+    assert st.__name__ == "gparray._api._statistical"
     assert _faults.caller() == "gparray"            # no gparray frame above this test

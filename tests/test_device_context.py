@@ -6,7 +6,7 @@ import types
 
 import pytest
 
-from gparray import _backend, _device
+from gparray._core import _backend, _device
 from gparray._engine import _fft
 
 

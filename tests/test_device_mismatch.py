@@ -20,11 +20,14 @@ import numpy as np
 import pytest
 
 import gparray as xp
-from gparray import _backend, _elementwise_funcs, _memory, _transfer
+from gparray._core import _backend
+from gparray._array import _elementwise
+from gparray import _memory
+from gparray._engine import _transfer
 from gparray._array import Array
-from gparray._device import Device, get_device, same_device
+from gparray._core._device import Device, get_device, same_device
 from gparray._engine import _launch
-from gparray._ops import BinaryOp
+from gparray._array._ops import BinaryOp
 
 from _fakes import isolate_engines
 
@@ -108,14 +111,14 @@ def case(key, name=None, control="cuda"):
 
 
 def _dtype_for(op):
-    from gparray import _dtypes as _dt
+    from gparray._core import _dtypes as _dt
 
     cat = _dt._dtype_categories[op.category]
     return next(d for d in ("float64", "int64", "bool") if np.dtype(d) in cat)
 
 
 # every binary elementwise function (through BinaryOp), both operands arrays
-BINARY = sorted(n for n in _elementwise_funcs.__all__ if isinstance(getattr(xp, n), BinaryOp))
+BINARY = sorted(n for n in _elementwise.__all__ if isinstance(getattr(xp, n), BinaryOp))
 for _n in BINARY:
     def _f(d, _n=_n):
         dt = _dtype_for(getattr(xp, _n))

@@ -28,8 +28,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gparray import _data_type_functions as dtf
-from gparray import _dtypes as dt
+from gparray._api import _data_type_functions as dtf
+from gparray._core import _dtypes as dt
 
 NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
          "float32", "float64", "complex64", "complex128")
@@ -262,7 +262,7 @@ def test_dtypes_module_imports_only_numpy_and_stdlib():
         if isinstance(node, ast.Import):
             names.update(a.name.split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, "gparray._dtypes must not import other gparray modules"
+            assert node.level == 0, "gparray._core._dtypes must not import other gparray modules"
             names.add(node.module.split(".")[0])
     assert names - {"numpy"} <= set(sys.stdlib_module_names) | {"__future__"}, names
 
@@ -874,6 +874,6 @@ def test_public_functions_documented():
     for name in ("can_cast", "finfo", "iinfo", "isdtype", "result_type"):
         f = getattr(dtf, name)
         assert f.__doc__ and f.__doc__.strip(), name
-        assert f.__module__ == "gparray._data_type_functions"
+        assert f.__module__ == "gparray._api._data_type_functions"
     assert set(dtf.__all__) == {"can_cast", "finfo", "iinfo", "isdtype", "result_type"}
     assert not hasattr(dtf, "astype")

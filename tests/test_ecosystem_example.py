@@ -78,7 +78,7 @@ def test_numpy_backend_and_unknown_backend():
 
 
 def test_gparray_backend_without_a_gpu_gives_the_reason():
-    from gparray import _backend
+    from gparray._core import _backend
 
     if _backend.has_cuda():
         pytest.skip("checks the no-GPU path")
@@ -117,7 +117,7 @@ def test_count_host_conversions(monkeypatch):
     mode is, which is restored; an Array whose host copy is a NumPy array (no GPU)."""
     import gparray
     from gparray._array import Array
-    from gparray._device import Device
+    from gparray._core._device import Device
 
     monkeypatch.setattr(Array, "_to_numpy", lambda self: np.zeros(self.shape, self.dtype))
     x = Array._new(None, 0, (2, 3), (12, 4), np.dtype("float32"), Device(0))

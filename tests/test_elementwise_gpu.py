@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import gparray as xp
-from gparray import _dtypes as _dt
+from gparray._core import _dtypes as _dt
 from test_elementwise_tables import (BINARY, OPS, SPEC_ARITY, UNARY, Case, cases, complex_from, dtypes_of,
                                      random_values, reference, special_values, tolerance)
 
@@ -35,7 +35,7 @@ def dev(a):
 
 def result_dtype(name, *dts):
     """gparray's result dtype for inputs of these dtypes."""
-    from gparray._ops import _result
+    from gparray._array._ops import _result
 
     p = dts[0]
     for d in dts[1:]:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from gparray._array import Array
-from gparray._device import Device
+from gparray._core._device import Device
 from gparray._engine import _elementwise as ew
 from gparray._engine._launch import BLOCK
 

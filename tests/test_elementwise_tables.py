@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 
 import gparray as xp
-from gparray import _dtypes as _dt
-from gparray import _elementwise_funcs as ef
-from gparray._ops import BinaryOp, ClipOp, UnaryOp, _result
+from gparray._core import _dtypes as _dt
+from gparray._array import _elementwise as ef
+from gparray._array._ops import BinaryOp, ClipOp, UnaryOp, _result
 from gparray._kernels import _compile
 from gparray._kernels._registry import CTYPES
 

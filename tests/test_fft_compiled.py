@@ -1,4 +1,4 @@
-"""CPU tier: the compiled direct fft calls (gparray/_kernels/_claunch_fft.c, FftCall) and
+"""CPU tier: the compiled direct fft calls (gparray/_native/_claunch_fft.c, FftCall) and
 their use by the namespace's repeat calls (gparray/fft/_transforms.py ``_run_direct``).
 
 cuFFT's executions are stood in for by C callbacks of their signatures (ctypes), so the
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import gparray.fft._transforms as tr
-from gparray import _ops
+from gparray._array import _ops
 from gparray._array import Array
-from gparray._device import get_device
+from gparray._core._device import get_device
 from gparray._engine import _fft
 from gparray._kernels import _launcher
 
@@ -23,7 +23,7 @@ from test_fft_host import ALL, HostMemory, _expected_dtype, compare, fake_fft, m
 
 _claunch = _launcher._claunch
 pytestmark = pytest.mark.skipif(_claunch is None or not hasattr(_claunch, "FftCall"),
-                                reason="C extension gparray._kernels._claunch not built")
+                                reason="C extension gparray._native._claunch not built")
 
 STREAM = 0x5000
 DEV = get_device(0)
@@ -46,7 +46,7 @@ def configured():
     _claunch.configure(Array, lambda device_id: _Stream())
     yield
     if _ops._configured:
-        from gparray import _backend
+        from gparray._core import _backend
 
         _claunch.configure(Array, _backend.cupy().cuda.get_current_stream)
     else:
@@ -130,7 +130,7 @@ def test_unconfigured_answers_none_and_bad_calls_raise():
         assert call(_x(), 7) is None and ex.calls == []
     finally:
         if _ops._configured:
-            from gparray import _backend
+            from gparray._core import _backend
 
             _claunch.configure(Array, _backend.cupy().cuda.get_current_stream)
     _claunch.configure(Array, lambda device_id: _Stream())
@@ -145,7 +145,7 @@ def test_unconfigured_answers_none_and_bad_calls_raise():
     finally:
         _claunch.configure(None, None)
         if _ops._configured:
-            from gparray import _backend
+            from gparray._core import _backend
 
             _claunch.configure(Array, _backend.cupy().cuda.get_current_stream)
     for bad in ((ex.addr, 2, 256, (4,), (8,), True, C64, DEV, pool),      # direction

@@ -58,7 +58,7 @@ def test_the_plain_forward_transform_is_recorded_as_direct():
     keys = [k for k in tr._direct if k[0] == "fft" and k[1] == (64, 32) and k[5] is None and k[7] == 0]
     assert keys
     from gparray._kernels._launcher import _claunch
-    if _claunch is not None:      # the repeat calls run in C (gparray/_kernels/_claunch_fft.c)
+    if _claunch is not None:      # the repeat calls run in C (gparray/_native/_claunch_fft.c)
         assert type(tr._direct[keys[0]][-1]) is _claunch.FftCall
 
 

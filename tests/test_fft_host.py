@@ -16,7 +16,7 @@ import pytest
 import gparray.fft._transforms as tr
 from _fft_model import Mem, run_step
 from gparray._array import Array
-from gparray._device import get_device
+from gparray._core._device import get_device
 from gparray._engine import _fft, _shapes
 from gparray._engine import _fft_plan as fp
 

@@ -2,7 +2,7 @@
 
 ``import cupy`` costs 0.2-0.3 s on the GPU machines, most of a warm start. The first
 operations (``asarray``, ``ones``, ``+``, ``sum``, ``synchronize``, a download) need only the
-CUDA runtime and driver bindings of ``cupy_backends`` (gparray._backend.runtime/driver).
+CUDA runtime and driver bindings of ``cupy_backends`` (gparray._core._backend.runtime/driver).
 Here a child process replaces those two modules with recording fakes and the compiled
 launcher's driver with its stand-in, runs the operations, and reports which modules were
 imported and which CUDA calls were made: the test fails when any of them imports CuPy, and
@@ -21,12 +21,12 @@ import pytest
 from gparray._kernels import _launcher
 
 pytestmark = pytest.mark.skipif(_launcher._claunch is None,
-                                reason="C extension gparray._kernels._claunch not built")
+                                reason="C extension gparray._native._claunch not built")
 
 _CHILD = r'''
 import json, sys
 import numpy as np
-from gparray import _backend
+from gparray._core import _backend
 from gparray._kernels import _launcher
 
 calls = []

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import gparray as xp
-from gparray import _dtypes as _dt
+from gparray._core import _dtypes as _dt
 from test_elementwise_tables import ALL_HALVES, _half_inputs, reference
 
 pytestmark = pytest.mark.gpu

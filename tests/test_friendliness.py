@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 import gparray as xp
-from gparray import _creation
+from gparray._api import _creation
 from gparray._array import Array
-from gparray._device import Device
+from gparray._core._device import Device
 from gparray._engine._shapes import AxisError
 
 

@@ -1,4 +1,4 @@
-"""CPU tier: the host conversion policy of issue 16 (gparray/_host_conversion.py): mode
+"""CPU tier: the host conversion policy of issue 16 (gparray/_core/_host_conversion.py): mode
 parsing, GPARRAY_HOST_CONVERSION read at first use, set_host_conversion and the
 host_conversion context manager, and what Array.__array__ does in each mode, on an Array
 whose device-to-host copy is replaced by a NumPy array (no GPU; the GPU tier is
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import gparray as xp
-from gparray import _host_conversion as hc
+from gparray._core import _host_conversion as hc
 from gparray._array import Array
-from gparray._device import Device
+from gparray._core._device import Device
 
 
 @pytest.fixture(autouse=True)
@@ -99,7 +99,7 @@ def test_set_host_conversion_over_an_invalid_variable_raises_too(fresh):
 
 def test_import_does_not_read_the_variable():
     """A bad value does not break ``import gparray``; the first use reports it."""
-    code = ("import gparray, gparray._host_conversion as h\n"
+    code = ("import gparray, gparray._core._host_conversion as h\n"
             "assert h._mode is None\n"
             "try:\n    gparray.cuda.get_host_conversion()\nexcept ValueError as e:\n    print('ValueError', e)\n")
     env = dict(os.environ, GPARRAY_HOST_CONVERSION="bogus")

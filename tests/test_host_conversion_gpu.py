@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import gparray as xp
-from gparray import _host_conversion as hc
+from gparray._core import _host_conversion as hc
 
 pytestmark = pytest.mark.gpu
 

@@ -118,7 +118,7 @@ def test_error_words_of_two_devices_read_at_once(monkeypatch):
     lands between cuda:0's copy and its check: cuda:0's record is still found."""
     import types
 
-    from gparray import _backend
+    from gparray._core import _backend
 
     rt = _ErrWordRuntime()
 

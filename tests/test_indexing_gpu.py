@@ -979,7 +979,7 @@ def test_scatter_zero_d_value_views_of_x():
 def test_take_along_axis_repeat_calls():
     """The second call with the same layouts takes the remembered launch: new data, views at
     other offsets (other alignment), other axes and an out-of-range index all still behave."""
-    from gparray import _indexing_functions as _f
+    from gparray._api import _indexing_functions as _f
 
     rng = np.random.default_rng(31)
     a = rng.standard_normal((6, 40)).astype(np.float32)

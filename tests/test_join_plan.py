@@ -570,7 +570,7 @@ def test_nothing_is_launched_for_an_empty_result(monkeypatch):
 def _arr(shape, dtype="float32"):
     """A gparray Array over no memory (for the checks that come before any allocation)."""
     from gparray._array import Array
-    from gparray._device import get_device
+    from gparray._core._device import get_device
 
     dt = np.dtype(dtype)
     st_ = tuple(int(s) * dt.itemsize for s in np.cumprod((1,) + tuple(shape[::-1]))[:-1][::-1]) if shape else ()
@@ -609,8 +609,8 @@ def test_namespace_errors():
     (lambda a: xp.stack([a(())] * 4), 0, [1] * 4, (4,)),
 ])
 def test_namespace_hands_the_engine_its_geometry(monkeypatch, call, lead, ks, shape):
-    import gparray._creation as cr
-    from gparray import _manipulation as mp
+    import gparray._api._creation as cr
+    from gparray._api import _manipulation as mp
 
     got = []
     monkeypatch.setattr(cr, "_empty", lambda shape, dtype, dev: FakeArray(shape, dtype))
@@ -620,8 +620,8 @@ def test_namespace_hands_the_engine_its_geometry(monkeypatch, call, lead, ks, sh
 
 
 def test_namespace_promotes_mixed_dtypes(monkeypatch):
-    import gparray._creation as cr
-    from gparray import _manipulation as mp
+    import gparray._api._creation as cr
+    from gparray._api import _manipulation as mp
 
     monkeypatch.setattr(cr, "_empty", lambda shape, dtype, dev: FakeArray(shape, dtype))
     monkeypatch.setattr(mp._join, "join", lambda *a: None)

@@ -1,4 +1,4 @@
-"""CPU tier: the compiled one-pass check of concat/stack (gparray/_kernels/_claunch_join.c,
+"""CPU tier: the compiled one-pass check of concat/stack (gparray/_native/_claunch_join.c,
 ``_join.scan``) against the Python path it stands in for.
 
 Arrays here are real gparray Arrays over fake blocks (a pointer, no memory). For random
@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import gparray as xp
-from gparray import _manipulation as mp
+from gparray._api import _manipulation as mp
 from gparray._array import Array
-from gparray._device import Device, get_device
+from gparray._core._device import Device, get_device
 from gparray._engine import _join, _shapes
 from gparray._kernels._launcher import _claunch
 
@@ -153,7 +153,7 @@ def test_scan_declines_other_sequences_and_needs_a_slotted_class():
     (lambda: xp.stack([_arr(())] * 4), 0, [1] * 4, (4,)),
 ])
 def test_namespace_geometry_with_and_without_the_scan(monkeypatch, use_scan, call, lead, ks, shape):
-    import gparray._creation as cr
+    import gparray._api._creation as cr
     from _fakes import FakeArray
 
     got = []

@@ -9,7 +9,7 @@ from gparray._kernels import _compile, _instances, _nvrtc_info, _registry
 
 
 def test_ctypes_cover_every_dtype():
-    import gparray._dtypes as dt
+    import gparray._core._dtypes as dt
 
     # the 13 spec dtypes and the extension dtype float16 (gp::half in include/gp/types.cuh)
     assert set(_registry.CTYPES) == set(dt._supported_dtypes)
@@ -164,8 +164,8 @@ def _claunch():
 
     if _launcher._claunch is None:
         if os.environ.get("GPARRAY_REQUIRE_CLAUNCH"):
-            pytest.fail("the C extension gparray._kernels._claunch was not built")
-        pytest.skip("C extension gparray._kernels._claunch not built (or GPARRAY_PY_LAUNCH=1)")
+            pytest.fail("the C extension gparray._native._claunch was not built")
+        pytest.skip("C extension gparray._native._claunch not built (or GPARRAY_PY_LAUNCH=1)")
     return _launcher._claunch
 
 

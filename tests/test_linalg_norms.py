@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gparray as xp
-from gparray import _dtypes as _dt
+from gparray._core import _dtypes as _dt
 from gparray.linalg import _elementary, _norms
 
 INF = float("inf")

@@ -196,7 +196,7 @@ def test_moveaxis_and_permute_dims(dtype, kind):
 
 # ------------------------------------------------- repeat with Array counts (uses take)
 def _needs_take():
-    return pytest.importorskip("gparray._indexing_functions", reason="take is not in this tree yet")
+    return pytest.importorskip("gparray._api._indexing_functions", reason="take is not in this tree yet")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -14,11 +14,11 @@ from hypothesis import given, settings, strategies as st
 from numpy.lib.stride_tricks import as_strided
 
 import gparray as xp
-from gparray import _creation, _manipulation
+from gparray._api import _creation, _manipulation
 from gparray._array import Array
-from gparray._device import Device
+from gparray._core._device import Device
 from gparray._engine import _elementwise as _ew
-from gparray._manipulation import repeat_layout, roll_plan, tile_layout
+from gparray._api._manipulation import repeat_layout, roll_plan, tile_layout
 
 shapes = st.lists(st.integers(0, 4), min_size=0, max_size=4).map(tuple)
 nonempty = st.lists(st.integers(1, 4), min_size=1, max_size=4).map(tuple)

@@ -1,4 +1,4 @@
-"""CPU tier: floating ``xp.matmul`` without a GPU (gparray/_linear_algebra.py,
+"""CPU tier: floating ``xp.matmul`` without a GPU (gparray/_api/_linear_algebra.py,
 gparray/_engine/_blas.py). The library calls are a column-major model of cuBLAS' gemm on
 host buffers at fake device addresses (tests/test_matmul_int.py's ``Mem``), reached through
 ``_blas.launch`` exactly as on the device, in both forms: the ctypes functions of
@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import gparray as xp
-from gparray import _backend
-from gparray import _linear_algebra as _la
+from gparray._core import _backend
+from gparray._array import _matmul as _la
 from gparray._engine import _blas
 
 from test_matmul_int import Mem, _Buf
@@ -184,7 +184,7 @@ class Device:
 @pytest.fixture(params=["ctypes", "cupy", "native"])
 def device(request, monkeypatch):
     if request.param == "native" and _blas._Gemm is None:
-        pytest.skip("C extension gparray._kernels._claunch not built")
+        pytest.skip("C extension gparray._native._claunch not built")
     if request.param != "native":
         monkeypatch.setattr(_blas, "_Gemm", None)   # the Python loop of the ctypes/CuPy forms
     return Device(monkeypatch, request.param)
@@ -314,7 +314,7 @@ def test_another_current_device_takes_the_checked_path(device, monkeypatch):
     assert device.slow == 2 and entered == [0] and device.binds[-1] == (0, 55)
 
 
-@pytest.mark.skipif(_blas._Gemm is None, reason="C extension gparray._kernels._claunch not built")
+@pytest.mark.skipif(_blas._Gemm is None, reason="C extension gparray._native._claunch not built")
 def test_compiled_gemm_passes_every_argument_and_stops_at_a_failed_status():
     """_claunch.Gemm calls a C function of cuBLAS' signature once per offset run with the
     operands offset by the run's bytes (B's pointer first) and returns the first nonzero

@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 
 import gparray as xp
 from gparray import _array
-from gparray import _linear_algebra as _la
+from gparray._array import _matmul as _la
 from gparray._array import Array
-from gparray._device import Device
+from gparray._core._device import Device
 from gparray._engine import _matmul_int as mi
 from gparray._engine import _matmul_plan as mp
 from gparray._kernels import _compile
@@ -555,7 +555,7 @@ def test_float16_runs_in_float32_and_is_rounded_once(monkeypatch):
     monkeypatch.setattr(_la, "_copy", fake_copy)
     monkeypatch.setattr(_la._blas, "launch", lambda c, *a: calls.append(c.fkey))
     monkeypatch.setattr(_la, "_fast", {})
-    from gparray import _backend
+    from gparray._core import _backend
 
     monkeypatch.setattr(_backend, "cupy", lambda: _CP)
     monkeypatch.setattr(_backend, "device_count", lambda: 1)

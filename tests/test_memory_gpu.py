@@ -3,7 +3,7 @@ import gc
 
 import pytest
 
-from gparray import _backend
+from gparray._core import _backend
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not _backend.has_cuda(), reason="no CUDA device")]

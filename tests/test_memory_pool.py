@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from gparray import _backend
+from gparray._core import _backend
 from gparray._memory import _bench, _pool
 from gparray._memory._pool import (Block, CachingPool, OutOfMemoryError, parse_memory_limit,
                                    resolve_limit)
@@ -993,7 +993,7 @@ def fake_device_0(monkeypatch):
 
 
 def test_public_api_over_fake_pool(fake_device_0):
-    from gparray._device import Device
+    from gparray._core._device import Device
     from gparray.cuda import _memory_api as api
     pool, dev = fake_device_0
     for name in api.__all__:
@@ -1047,7 +1047,7 @@ def test_both_block_implementations_behave_alike(impl):
     else:
         from gparray._kernels import _launcher
         if _launcher._claunch is None:
-            pytest.skip("C extension gparray._kernels._claunch not built")
+            pytest.skip("C extension gparray._native._claunch not built")
         make = _launcher._claunch.Block
     p = _Releases()
     b = make(0x2000, 512, 100, 0, 7, "chunk", p)

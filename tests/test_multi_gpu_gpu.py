@@ -29,7 +29,8 @@ import pytest
 
 import gparray as xp
 from _arrays import assert_same, host, sample
-from gparray import _backend, _transfer
+from gparray._core import _backend
+from gparray._engine import _transfer
 from gparray import cuda as gcuda
 
 pytestmark = [pytest.mark.gpu,
@@ -89,12 +90,12 @@ def spin():
 @pytest.fixture(params=["auto", "peer", "staged"])
 def peer_mode(request, monkeypatch):
     """The path of moves between GPUs: gparray's choice, or forced through
-    ``gparray._transfer._peer_mode``: "peer" (always cudaMemcpyPeerAsync) or "staged" (the
+    ``gparray._engine._transfer._peer_mode``: "peer" (always cudaMemcpyPeerAsync) or "staged" (the
     relay through the pinned staging buffers, as for GPUs that are not peers)."""
     mode = request.param
     if mode != "auto":
         if not hasattr(_transfer, "_peer_mode"):
-            pytest.skip("gparray._transfer has no _peer_mode (the forced peer/staged paths of issue 19)")
+            pytest.skip("gparray._engine._transfer has no _peer_mode (the forced peer/staged paths of issue 19)")
         monkeypatch.setattr(_transfer, "_peer_mode", mode)
     return mode
 

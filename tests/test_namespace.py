@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import gparray as xp
-from gparray import _backend
+from gparray._core import _backend
 
 SPEC_NAMES = pathlib.Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "names-2025.12.txt"
 

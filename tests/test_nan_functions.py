@@ -1,4 +1,4 @@
-"""CPU tier: the NaN-skipping reductions (gparray/_nan_functions.py) run their algorithms
+"""CPU tier: the NaN-skipping reductions (gparray/_api/_nan_functions.py) run their algorithms
 with NumPy as the namespace and must agree with NumPy's own nan-functions: dtypes, axes
 (None, int, negative, tuples), keepdims, slices of NaNs only, ddof/correction. The GPU
 tier (tests/test_nan_functions_gpu.py) checks the same on gparray arrays."""
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gparray as xp
-from gparray import _nan_functions as nf
+from gparray._api import _nan_functions as nf
 
 AXES = [None, 0, 1, -1, (0, 2), (0, 1, 2)]
 FLOATS = ["float32", "float64"]

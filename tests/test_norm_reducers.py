@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from gparray import _dtypes as _dt
+from gparray._core import _dtypes as _dt
 from gparray._engine import _reduce
 from gparray._kernels import _compile
 

@@ -8,7 +8,7 @@ import pytest
 
 import gparray as xp
 from gparray._array import Array
-from gparray._device import Device
+from gparray._core._device import Device
 from gparray._engine import _shapes
 
 
@@ -62,7 +62,7 @@ def test_len_of_0d_raises():
 @pytest.fixture
 def logical_calls(monkeypatch):
     """Record the calls that reach logical_or / logical_and's checked path (no kernel runs)."""
-    from gparray import _elementwise_funcs as ef
+    from gparray._array import _elementwise as ef
 
     calls = []
     for name in ("logical_or", "logical_and"):
@@ -104,7 +104,7 @@ def test_bool_subtract_and_mixed_operands_are_not_logical(logical_calls):
 def test_bool_with_numbers_casts_the_bool_operand(monkeypatch):
     """A bool array with a number (NumPy: ``mask * 2.5`` is float64, ``mask + i8`` int8): the
     bool operand is cast to the other's dtype first (the GPU result: tests/test_numpy_compat_gpu.py)."""
-    from gparray import _ops
+    from gparray._array import _ops
     casts = []
     monkeypatch.setattr(_ops, "_copy", lambda x, dt: casts.append(dt) or _bare(x.shape, dt))
     a, i8 = _bare((3,), xp.bool), _bare((3,), xp.int8)
@@ -126,10 +126,10 @@ def test_bool_with_numbers_casts_the_bool_operand(monkeypatch):
 def test_copy_and_deepcopy_are_device_copies(monkeypatch):
     import copy
 
-    from gparray import _array
+    from gparray._array import _object
 
     made = []
-    monkeypatch.setattr(_array, "_copy", lambda x, dtype=None: made.append(x) or _bare(x.shape, x.dtype))
+    monkeypatch.setattr(_object, "_copy", lambda x, dtype=None: made.append(x) or _bare(x.shape, x.dtype))
     x = _bare((2, 3), xp.int16)
     for y in (copy.copy(x), copy.deepcopy(x)):
         assert type(y) is Array and y is not x and (y.shape, y.dtype) == (x.shape, x.dtype)
@@ -143,13 +143,13 @@ def test_copy_and_deepcopy_are_device_copies(monkeypatch):
 def test_pickle_goes_through_numpy(monkeypatch, shape, dtype):
     import pickle
 
-    from gparray import _array
+    from gparray._array import _build
 
     host = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape).astype(dtype)
     monkeypatch.setattr(Array, "_to_numpy", lambda self: host)
     uploads = []
-    monkeypatch.setattr(_array, "current_device", lambda: Device(0))
-    monkeypatch.setattr(_array, "_from_host", lambda a, dev, dtype=None: uploads.append((a, dev)) or "up")
+    monkeypatch.setattr(_build, "current_device", lambda: Device(0))
+    monkeypatch.setattr(_build, "_from_host", lambda a, dev, dtype=None: uploads.append((a, dev)) or "up")
     data = pickle.dumps(_bare(shape, dtype))
     assert b"Block" not in data and b"_from_pickle" in data
     assert pickle.loads(data) == "up"
@@ -171,8 +171,8 @@ class _Host(np.ndarray):
 @pytest.fixture
 def host_logspace(monkeypatch):
     """gparray.logspace over NumPy: linspace, pow and astype replaced by NumPy's."""
-    from gparray import _creation
-    from gparray import _elementwise_funcs as ef
+    from gparray._api import _creation
+    from gparray._array import _elementwise as ef
 
     calls = []
 

@@ -372,7 +372,7 @@ def test_logspace_0d_bounds_and_device():
         xp.logspace(xp.asarray([0.0, 1.0]), 1.0, 3)
 
 
-# ------------------------------------------------------------------ NumPy interop (gparray/_numpy_interop.py)
+# ------------------------------------------------------------------ NumPy interop (gparray/_array/_numpy_interop.py)
 def test_numpy_scalars_and_ufuncs_stay_on_the_device():
     a = np.linspace(0.5, 3.0, 12).reshape(3, 4)
     x = xp.asarray(a)

@@ -1,5 +1,5 @@
-"""CPU tier: copies between GPUs (``gparray/_transfer.py``: ``to_device``, ``peer_access``,
-the relay of ``gparray/_staging.py`` through the pinned buffers) on a fake runtime of several
+"""CPU tier: copies between GPUs (``gparray/_engine/_transfer.py``: ``to_device``, ``peer_access``,
+the relay of ``gparray/_engine/_staging.py`` through the pinned buffers) on a fake runtime of several
 devices with asynchronous in-order streams (tests/_fake_peers.py)."""
 import ctypes
 
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from _fake_peers import FakePeers, Layout, install
-from gparray import _staging, _transfer
-from gparray._device import get_device
+from gparray._engine import _staging, _transfer
+from gparray._core._device import get_device
 
 SMALL = dict(buffer_bytes=16, min_chunk=4, split=4, align=4)
 

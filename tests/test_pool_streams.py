@@ -1,6 +1,6 @@
 """CPU tier: stream retirement in the caching pool (gparray/_memory/_retire.py) and its wiring
-to gparray.cuda.Stream (gparray/_streams.py, gparray/_memory/__init__.py), and the registry
-of live streams the CUDA backend records events on (gparray/_backend.py).
+to gparray.cuda.Stream (gparray/_engine/_streams.py, gparray/_memory/__init__.py), and the registry
+of live streams the CUDA backend records events on (gparray/_core/_backend.py).
 
 CUDA may give a destroyed stream's handle to a new stream. The pool keys its segments by
 handle, so before a gparray-owned stream is destroyed its handle is retired with an event
@@ -14,7 +14,9 @@ import weakref
 
 import pytest
 
-from gparray import _backend, _device, _memory, _streams
+from gparray._core import _backend, _device
+from gparray import _memory
+from gparray._engine import _streams
 from gparray._memory import _cupy_backend
 from gparray._memory._pool import CachingPool
 from test_memory_pool import KiB, MiB, FakeDevice, check_consistent, check_internal, make_pool
@@ -119,7 +121,7 @@ def test_retire_merges_a_split_free_segment_first():
 
 
 def test_retired_blocks_are_not_handed_out_by_the_compiled_path():
-    """gp_block_reuse (gparray/_kernels/_claunch_block.c) hands a deferred free out again
+    """gp_block_reuse (gparray/_native/_claunch_block.c) hands a deferred free out again
     only when the chunk's arena belongs to the requesting stream: after the retirement no
     chunk of the old stream may look like it belongs to ``H``."""
     pool, dev, evs = make_pool(sync=False)
@@ -332,7 +334,7 @@ class _DeviceContext:
 
 
 def test_the_backend_records_on_held_streams_without_synchronizing(monkeypatch):
-    from gparray import _backend
+    from gparray._core import _backend
 
     log = []
     cp = _Cupy(log)

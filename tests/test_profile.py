@@ -22,7 +22,8 @@ from gparray._engine._shapes import Layout
 from gparray.cuda import _profile, _profile_frames, _profile_report, _user_kernels
 from gparray.cuda._profile_report import ProfileRecord
 
-from _profile_fakes import DEV, KNAME, NAMESPACE, FakeKernel, _gp_module, _layout, f32, fake, walker  # noqa: F401
+from _profile_fakes import (DEV, KNAME, NAMESPACE, FakeKernel, _gp_module, _layout, f32, fake,
+                            walker)  # noqa: F401
 
 # ----------------------------------------------------------------------------- report
 def _recs():
@@ -259,7 +260,7 @@ class _Released:
         raise RuntimeError("released")
 
 
-@pytest.mark.skipif(_profile_frames._cwalk is None, reason="C extension gparray._kernels._claunch not built")
+@pytest.mark.skipif(_profile_frames._cwalk is None, reason="C extension gparray._native._claunch not built")
 def test_the_c_walk_is_the_python_walk(monkeypatch):
     eng = _gp_module("gparray._engine._fake4", """
 def engine(*arrays, args=None, more=(), m1=(), m2=(), m3=(), m4=(), **kw):

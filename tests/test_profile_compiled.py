@@ -1,5 +1,5 @@
 """CPU tier: gparray.cuda.profile and the compiled elementwise fast path, which records its
-own launches while a profile is active on the calling thread (gparray/_kernels/_claunch_prof.c):
+own launches while a profile is active on the calling thread (gparray/_native/_claunch_prof.c):
 real Fast objects over the stand-in driver, the fake CUDA of tests/_profile_fakes.py."""
 import threading
 import types
@@ -8,17 +8,18 @@ import numpy as np
 import pytest
 
 import gparray as xp
-from gparray import _ops
+from gparray._array import _ops
 from gparray._array import Array
 from gparray._engine import _launch
 from gparray._kernels import _launcher
 from gparray.cuda import _profile
 from gparray.cuda._profile_report import ProfileRecord
 
-from _profile_fakes import DEV, KNAME, NAMESPACE, FakeKernel, _Buf, _gp_module, _layout, f32, fake  # noqa: F401
+from _profile_fakes import (DEV, KNAME, NAMESPACE, FakeKernel, _Buf, _gp_module, _layout, f32, fake)
+                            # noqa: F401
 
 _claunch = _launcher._claunch
-needs_claunch = pytest.mark.skipif(_claunch is None, reason="C extension gparray._kernels._claunch not built")
+needs_claunch = pytest.mark.skipif(_claunch is None, reason="C extension gparray._native._claunch not built")
 
 
 class _Stream:
@@ -64,7 +65,7 @@ def compiled(fake, monkeypatch):
         _claunch._stub_driver(None)
         _claunch.set_hooks(_launcher._driver_error, _launcher._bind_context)
         if was:
-            from gparray import _backend
+            from gparray._core import _backend
 
             _claunch.configure(Array, _backend.cupy().cuda.get_current_stream)
         else:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gparray as xp
-from gparray import _ops
+from gparray._array import _ops
 from gparray._kernels import _launcher
 
 pytestmark = pytest.mark.gpu
@@ -107,7 +107,7 @@ def _python_calls(fn):
     return names
 
 
-@pytest.mark.skipif(_launcher._claunch is None, reason="C extension gparray._kernels._claunch not built")
+@pytest.mark.skipif(_launcher._claunch is None, reason="C extension gparray._native._claunch not built")
 def test_the_compiled_path_records_while_profiling():
     a = xp.ones(1000, dtype=xp.float32)
     b = xp.full(1000, 2.0, dtype=xp.float32)

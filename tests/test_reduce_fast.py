@@ -1,4 +1,4 @@
-"""CPU tier: the compiled repeat reductions (gparray/_kernels/_claunch_reduce.c, RTable) and
+"""CPU tier: the compiled repeat reductions (gparray/_native/_claunch_reduce.c, RTable) and
 their recorder (gparray/_engine/_reduce_fast.py) over fake memory, a fake stream and launch
 callables that record what they are given (one test goes through a real Launch and the
 stand-in driver, so the packed parameter buffer is checked too).
@@ -12,16 +12,17 @@ from typing import NamedTuple
 import numpy as np
 import pytest
 
-from gparray import _ops, _statistical
+from gparray._array import _ops
+from gparray._api import _statistical
 from gparray._array import Array
-from gparray._device import Device
+from gparray._core._device import Device
 from gparray._engine import _launch, _reduce_fast
 from gparray._engine._launch import BLOCK
 from gparray._kernels import _launcher
 
 _claunch = _launcher._claunch
 pytestmark = pytest.mark.skipif(_claunch is None or not hasattr(_claunch, "RTable"),
-                                reason="C extension gparray._kernels._claunch not built")
+                                reason="C extension gparray._native._claunch not built")
 
 STREAM = 0x5000
 DEV, OTHER = Device(0), Device(1)
@@ -82,7 +83,7 @@ def env():
     _claunch._stub_context(None)
     _claunch._stub_driver(None)
     if _ops._configured:
-        from gparray import _backend
+        from gparray._core import _backend
 
         _claunch.configure(Array, _backend.cupy().cuda.get_current_stream)
     else:

@@ -1,4 +1,4 @@
-"""GPU tier: the compiled repeat reductions (gparray/_kernels/_claunch_reduce.c) give what the
+"""GPU tier: the compiled repeat reductions (gparray/_native/_claunch_reduce.c) give what the
 Python path gives (NumPy's answers), call after call: the first call of a key takes the Python
 path, the second records it, later ones are served in C. One-pass and two-pass plans (a
 workspace and a finishing kernel), aligned and misaligned inputs, inputs that are not served
@@ -12,7 +12,7 @@ from gparray._engine import _reduce_fast
 from gparray._kernels import _launcher
 
 pytestmark = [pytest.mark.gpu,
-              pytest.mark.skipif(_launcher._claunch is None, reason="C extension gparray._kernels._claunch not built")]
+              pytest.mark.skipif(_launcher._claunch is None, reason="C extension gparray._native._claunch not built")]
 
 rng = np.random.default_rng(11)
 
@@ -139,7 +139,7 @@ def _who(r):
 def test_repeat_calls_are_served_before_any_elementwise_call(monkeypatch):
     """A process that only reduces (the compiled elementwise path never configured): after
     the first calls have been recorded, no call goes through the Python path's launch."""
-    from gparray import _ops
+    from gparray._array import _ops
     from gparray._engine import _reduce
 
     monkeypatch.setattr(_reduce_fast, "_tables", {})

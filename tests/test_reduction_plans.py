@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from gparray import _dtypes as _dt
+from gparray._core import _dtypes as _dt
 from gparray._engine import _reduce, _scan, _search, _shapes
 from gparray._engine._launch import BLOCK
 from gparray._kernels import _compile

@@ -891,7 +891,7 @@ def test_reductions_hypothesis(shape, data):
 
 
 def test_repeat_calls_skip_the_checks_but_keep_the_semantics():
-    from gparray import _statistical
+    from gparray._api import _statistical
 
     a = sample(np.float32, (37, 53), seed=3)
     x = xp.asarray(a)

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 import gparray as xp
-from gparray import _dtypes as _dt
-from gparray import _set_functions as _sf
+from gparray._core import _dtypes as _dt
+from gparray._api import _set_functions as _sf
 from gparray._engine import _sets
 from gparray._kernels import _compile
 

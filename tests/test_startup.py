@@ -71,7 +71,7 @@ def test_no_gpu_error_comes_at_first_use_not_at_import():
     # without a usable CUDA device (CUDA_VISIBLE_DEVICES hides every GPU) the import works and
     # the first operation raises the one clear error
     code = ("import json, gparray as xp\n"
-            "from gparray._backend import CUDAUnavailableError\n"
+            "from gparray._core._backend import CUDAUnavailableError\n"
             "xp.linalg; xp.fft\n"
             "try:\n"
             "    xp.ones(3)\n"
@@ -104,7 +104,7 @@ class _FakeDriver:
 def test_a_cached_module_looks_up_only_the_instances_asked_for(monkeypatch):
     rt = types.SimpleNamespace(getDevice=lambda: 0, setDevice=lambda dev: None)
     fake_cp = types.SimpleNamespace(cuda=types.SimpleNamespace(runtime=rt, driver=_FakeDriver))
-    from gparray import _backend
+    from gparray._core import _backend
 
     monkeypatch.setattr(_backend, "_cupy", fake_cp)    # _backend.runtime() / driver() answer these
     monkeypatch.setattr(_registry, "_arch_of_device", {99: "90"})

@@ -1,4 +1,4 @@
-"""CPU tier: gparray.cuda streams and events without a GPU (gparray/_streams.py).
+"""CPU tier: gparray.cuda streams and events without a GPU (gparray/_engine/_streams.py).
 
 Argument checking happens before the device is touched (TypeError for a wrong type,
 ValueError for a wrong value, messages naming the function); anything that needs the GPU
@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import gparray as xp
-from gparray import _backend, _device, _dlpack, _streams
+from gparray._core import _backend, _device
+from gparray._engine import _dlpack, _streams
 from gparray import cuda as gcuda
 
 no_gpu = pytest.mark.skipif(_backend.has_cuda(), reason="checks the error raised without a GPU")

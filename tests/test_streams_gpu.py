@@ -1,5 +1,5 @@
 """GPU tier: gparray.cuda streams and events, and the stream rules of the pool, to_device
-and __dlpack__ (gparray/_streams.py).
+and __dlpack__ (gparray/_engine/_streams.py).
 
 Most tests queue tests/streams_spin.cu's kernel first: it waits 0.3 s on the GPU's timer,
 then writes. Work that should be ordered behind it either sees its values or, when the
@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import gparray as xp
-from gparray import _backend
+from gparray._core import _backend
 from gparray import cuda as gcuda
 
 pytestmark = pytest.mark.gpu

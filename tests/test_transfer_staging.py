@@ -1,6 +1,6 @@
-"""CPU tier: staged host transfers (gparray/_staging.py), the pinned staging pool and pinned
+"""CPU tier: staged host transfers (gparray/_engine/_staging.py), the pinned staging pool and pinned
 detection (gparray/_memory/_host.py), and the path each host transfer of
-gparray/_transfer.py takes, on a fake asynchronous GPU (tests/_fake_cuda_host.py: real
+gparray/_engine/_transfer.py takes, on a fake asynchronous GPU (tests/_fake_cuda_host.py: real
 memmoves over host memory, an in-order stream that runs at random moments)."""
 import ctypes
 import threading
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from _fake_cuda_host import DeviceBuffer, DeviceLayout, Dev, FakeGPU, install
-from gparray import _staging, _transfer
+from gparray._engine import _staging, _transfer
 from gparray._memory import _host
-from gparray._staging import Chunk
+from gparray._engine._staging import Chunk
 
 MiB = 1 << 20
 KiB = 1 << 10
@@ -469,7 +469,7 @@ def test_public_to_host_refuses_non_arrays():
 @pytest.mark.parametrize("n", [0, 1, (2 << 20) - 1, 2 << 20, (2 << 20) + 1, (5 << 20) + 12345])
 @pytest.mark.parametrize("parts", [1, 2, 3, 4])
 def test_parallel_memmove_copies_every_byte_once(monkeypatch, n, parts):
-    from gparray import _transfer
+    from gparray._engine import _transfer
     monkeypatch.setattr(_transfer, "HOST_COPY_PARTS", parts)
     rng = np.random.default_rng(n + parts)
     src = rng.integers(0, 256, n + 64, dtype=np.uint8)

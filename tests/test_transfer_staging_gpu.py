@@ -1,4 +1,4 @@
-"""GPU tier: host transfers against NumPy: staged pageable transfers (gparray/_staging.py)
+"""GPU tier: host transfers against NumPy: staged pageable transfers (gparray/_engine/_staging.py)
 at the sizes where the plan changes, pinned host memory (gparray.cuda.pinned_empty,
 foreign and registered pinned memory), non-default streams, changes to the source right
 after ``asarray`` returns, read-only and non-contiguous inputs, many threads at once."""
@@ -10,7 +10,8 @@ import pytest
 
 import gparray as xp
 from _arrays import assert_same, sample
-from gparray import _backend, _staging
+from gparray._core import _backend
+from gparray._engine import _staging
 from gparray._memory import _host
 
 pytestmark = pytest.mark.gpu

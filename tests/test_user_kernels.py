@@ -8,7 +8,7 @@ import pytest
 
 import gparray.cuda as gcuda
 from gparray._array import Array
-from gparray._device import get_device
+from gparray._core._device import get_device
 from gparray._kernels import _compile
 from gparray._kernels._launcher import Kernel, _values, layout
 from gparray.cuda import _user_kernels as uk
@@ -295,7 +295,7 @@ def stub_launch(request, monkeypatch):
     Params: the compiled fast path of __call__ (_claunch_user.c) configured, or the Python one."""
     import types
 
-    from gparray import _backend
+    from gparray._core import _backend
     from gparray._engine import _launch
     from gparray._kernels import _launcher
 
@@ -313,7 +313,7 @@ def stub_launch(request, monkeypatch):
     monkeypatch.setattr(k.module, "_functions", lambda dev: {"scale": type("F", (), {"ptr": 0xF00D})()})
     c = _launcher._claunch
     if request.param == "c" and c is None:
-        pytest.skip("C extension gparray._kernels._claunch not built")
+        pytest.skip("C extension gparray._native._claunch not built")
     if request.param == "python":
         monkeypatch.setattr(uk, "_claunch", None)   # the checked path does not configure it
         if c is not None:

@@ -9,7 +9,7 @@ import pytest
 
 import gparray as xp
 import gparray.cuda as gcuda
-from gparray import _backend
+from gparray._core import _backend
 from gparray._kernels import _compile
 from gparray.cuda import _user_kernels as uk
 from _arrays import host

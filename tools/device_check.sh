@@ -112,7 +112,7 @@ fi
 # the optional C extension (compiled launches and elementwise fast paths), built in place
 if [[ "${GPARRAY_PY_LAUNCH:-0}" == "0" ]]; then
     if python3 setup.py -q build_ext --inplace >"$OUT/build_ext.log" 2>&1; then
-        echo "== C extension: built ($(ls gparray/_kernels/_claunch*.so 2>/dev/null))"
+        echo "== C extension: built ($(ls gparray/_native/_claunch*.so 2>/dev/null))"
     else
         echo "== C extension: NOT built (Python launch path); see build_ext.log"
     fi
@@ -216,7 +216,7 @@ step_bench() {
 
 step_multigpu() {
     local rc=0 n timeout_args=""
-    n=$(python3 -c 'from gparray import _backend; print(_backend.device_count())' 2>/dev/null || echo 0)
+    n=$(python3 -c 'from gparray._core import _backend; print(_backend.device_count())' 2>/dev/null || echo 0)
     echo "--- visible CUDA devices: $n"
     nvidia-smi topo -m 2>/dev/null | head -n 8      # how the GPUs are linked (NVLink, PCIe)
     (( n >= 2 )) || echo "multigpu: fewer than two CUDA devices: the tests skip, the bench says why"

@@ -93,7 +93,7 @@ for name, fn in rows.items():
 # ---- the reduction / scan / strided-slice paths, piece by piece
 s_ptr = s
 from gparray._engine import _reduce, _scan  # noqa: E402
-from gparray import _statistical  # noqa: E402
+from gparray._api import _statistical  # noqa: E402
 
 sv = xp.ones(4096, dtype=xp.float32)
 sout = _empty((), xp.float32, dev)

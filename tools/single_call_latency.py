@@ -13,7 +13,7 @@ stream), so the host work and the launch are over before the GPU reaches the fir
 what remains is the GPU's time for one call coming from a busy queue; ``host`` is the wall
 time of the call itself in the single-call loop (after a synchronize).
 Rows: gparray's 2-norm and column sum of an (8192, 8192) float32 array through the compiled
-repeat path (gparray/_kernels/_claunch_reduce.c) and, last, through the Python path; the
+repeat path (gparray/_native/_claunch_reduce.c) and, last, through the Python path; the
 same in CuPy and PyTorch; `x + 1` and the same reductions on tiny inputs (a launch's own fixed
 cost, the kernel's work negligible); an elementwise op and a device-to-device
 copy that move as many bytes as the reductions read. ``--shapes``: the same 268 MB reduced

@@ -32,7 +32,7 @@ n_modules = len([m for m in sys.modules if m.startswith("gparray")])
 
 import numpy as np  # noqa: E402
 
-from gparray import _backend  # noqa: E402
+from gparray._core import _backend  # noqa: E402
 from gparray._kernels import _compile, _registry  # noqa: E402
 
 loads = []          # (family, expr, seconds in compile_cached, seconds in the whole load)

@@ -48,7 +48,7 @@ import threading
 
 import numpy as np
 
-from .._kernels._launcher import _claunch
+from .._native import claunch as _claunch
 from . import _loaded_libs
 from ._matmul_plan import INT32_MAX
 

@@ -13,7 +13,7 @@ from math import prod
 import numpy as np
 
 from .. import _memory
-from .._kernels._launcher import _claunch
+from .._native import claunch as _claunch
 from . import _launch, _shapes
 from ._launch import (BLOCK, UNROLL, _kernels, bind, contig_grid, ctype, index_type, kernel, launch, nd_template,
                       run, scalar_arg, strided_grid, strided_params, vec_width)
@@ -65,7 +65,7 @@ def learn(table, plan, x, b=None, side: int = 0, lo=0, hi=0, bisz: int = 0) -> b
     kernel launches through the compiled path and x's device is the current one: the entry
     keeps the CUDA context current now, and serves only calls made while it is current (with
     several GPUs, a call on x's device made while another is current takes the Python path,
-    which switches devices around the launch). The caller (gparray/_ops.py) has configured
+    which switches devices around the launch). The caller (gparray/_array/_ops.py) has configured
     the compiled path with the Array class first."""
     d = x._device._id
     k = _kernels.get((d, FAMILY, plan[1]))

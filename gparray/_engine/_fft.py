@@ -46,9 +46,10 @@ import threading
 import weakref
 from collections import OrderedDict
 
-from .. import _backend, _memory
+from .._core import _backend
+from .. import _memory
 from .._kernels import _registry
-from .._kernels._launcher import _claunch
+from .._native import claunch as _claunch
 from . import _launch, _loaded_libs
 from ._fft_plan import C2C, C2R, R2C
 
@@ -516,7 +517,7 @@ def direct_call(step, double: bool, forward: bool, nbytes: int, shape: tuple, st
                 dtype, device):
     """The compiled form of a repeat call that is ``step``'s one execution into a new array
     of ``shape``/``strides`` (bytes; ``contig``: C order) and ``nbytes`` on ``device``
-    (gparray/_kernels/_claunch_fft.c: FftCall, called with the input and the handle of the
+    (gparray/_native/_claunch_fft.c: FftCall, called with the input and the handle of the
     plan ``ready_plan`` gives), or None: no compiled extension, no pool on the device, a
     host loop of executions, or libcufft not loadable. The compiled path must be configured
     (the namespace's job) before the call is made, else FftCall answers None."""

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _backend
-from .._kernels import _faults
+from .._core import _backend
+from .._core import _faults
 from . import _solver
 
 # cudaDataType_t (library_types.h; tests/test_linalg_eig_model.py compares them with

@@ -2,7 +2,7 @@
 SCATTER and MASK plans (gparray/_engine/_index_plan.py) on buffers and layouts.
 
 Operands are layout objects (``_buf``, ``_offset``, ``_shape``, ``_strides``, ``_dtype``,
-``_device``); the namespace layer (gparray/_indexing.py) allocates outputs and builds Arrays.
+``_device``); the namespace layer (gparray/_array/_indexing.py) allocates outputs and builds Arrays.
 
 Bounds: index values are checked on the device. An out-of-range index never addresses
 memory (the gather writes 0, the scatter skips it); the kernel records the first one (axis,
@@ -25,7 +25,7 @@ import os
 
 import numpy as np
 
-from .. import _backend, _device
+from .._core import _backend, _device
 from .. import _memory
 from . import _shapes
 from ._launch import BLOCK, bind, copy_span, index_type, launch, nd_template, run, strided_params

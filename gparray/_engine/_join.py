@@ -1,7 +1,7 @@
 """Join engine ("join" family, gparray/_kernels/join.cu): ``concat`` and ``stack`` as one
 kernel launch.
 
-The caller (gparray/_manipulation.py) allocates the C-contiguous output and says how the
+The caller (gparray/_api/_manipulation.py) allocates the C-contiguous output and says how the
 inputs fill it: ``lead`` leading dimensions are shared by the output and every input (the
 output's *rows*: their product), and input i fills ``ks[i]`` consecutive slices of the
 output's dimension ``lead`` in every row, in order. Each row of input i is its dimensions
@@ -42,9 +42,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _backend, _memory
-from .._kernels import _faults
-from .._kernels._launcher import _claunch
+from .._core import _backend
+from .. import _memory
+from .._core import _faults
+from .._native import claunch as _claunch
 from . import _elementwise as _ew
 from . import _shapes
 from ._launch import _kernels, copy_span, kernel, run
@@ -136,7 +137,7 @@ def scan(array_class, arrays, axis, stack: bool):
     None (no C extension, or anything unusual: the caller's Python path then checks, promotes
     and raises), else (dtype, device, axis normalized, the inputs' addresses as int64 bytes,
     -1 where the engine must look at the layout; ks as an int64 array, or None for stack;
-    the sum of ks, or the number of inputs for stack). See gparray/_kernels/_claunch_join.c."""
+    the sum of ks, or the number of inputs for stack). See gparray/_native/_claunch_join.c."""
     if _claunch is None or type(arrays) not in (list, tuple):
         return None
     sc = _claunch.join_scan(array_class, arrays, axis, stack)

@@ -5,7 +5,7 @@ import contextlib
 
 import numpy as np
 
-from .. import _backend
+from .._core import _backend
 from .._kernels._launcher import Kernel
 from .._kernels._registry import ctype, get_kernel
 

@@ -14,7 +14,7 @@ It picks
   the tiles would be mostly empty and k is long (dot products, few rows times few columns),
   where one tile's sequential walk over k would leave the GPU idle.
 
-The caller (gparray/_linear_algebra.py) gives both operands the result dtype (casting the
+The caller (gparray/_api/_linear_algebra.py) gives both operands the result dtype (casting the
 one that differs), allocates the C-contiguous result and handles empty and k == 0
 products (the planner's kinds "empty" and "zeros").
 """

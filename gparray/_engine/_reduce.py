@@ -31,8 +31,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _backend
-from .. import _dtypes as _dt
+from .._core import _backend
+from .._core import _dtypes as _dt
 from .. import _memory
 from . import _shapes
 from ._launch import BLOCK, bind, ctype, index_type, nd_template, run, strided_params

@@ -1,4 +1,4 @@
-"""Repeat reductions served in C (gparray/_kernels/_claunch_reduce.c: RTable).
+"""Repeat reductions served in C (gparray/_native/_claunch_reduce.c: RTable).
 
 A call of ``sum``/``prod``/``max``/``min``/``mean`` (no ``dtype``, no ``keepdims``, ``axis``
 None or an int) or of ``linalg.vector_norm`` (``ord=2``, no ``keepdims``) whose checks and
@@ -11,14 +11,14 @@ workspace size. Later calls with the same key on a C-contiguous input are served
 Recorded only where the compiled launcher is built, for a non-empty C-contiguous input on
 the current device, while no profile is active; a served call returns a new Array from the
 device's pool exactly as the Python path builds it. The compiled path must know the Array
-class and the stream getter (gparray/_ops.py's ``_configure``): the namespace's callers
-(gparray/_statistical.py, ``_learn``) make sure of it before recording, else every serve()
+class and the stream getter (gparray/_array/_ops.py's ``_configure``): the namespace's callers
+(gparray/_api/_statistical.py, ``_learn``) make sure of it before recording, else every serve()
 finds no Array type and returns None.
 """
 from __future__ import annotations
 
 from .. import _memory
-from .._kernels._launcher import _claunch
+from .._native import claunch as _claunch
 from . import _launch
 from ._launch import BLOCK
 

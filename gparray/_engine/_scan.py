@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _backend
+from .._core import _backend
 from . import _shapes
 from ._launch import BLOCK, bind, copy_span, index_type, nd_template, run, strided_params
 from ._reduce import reducer, sm_count
@@ -240,7 +240,7 @@ def instances() -> list[str]:
     """Registered "scan" instances: cumulative_sum/prod of every dtype (float16 included)
     with its default result dtype, look-back (contig and strided) and thread-per-line, ND=4,
     32-bit index."""
-    from .. import _dtypes as _dt
+    from .._core import _dtypes as _dt
     from ._reduce import sum_dtype
 
     out = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtypes as _dt
+from .._core import _dtypes as _dt
 from . import _shapes
 from ._launch import BLOCK, ctype, index_type, launch, nd_template, strided_params
 

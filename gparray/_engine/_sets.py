@@ -20,7 +20,7 @@ instead), then the values in bit order and, for the inverse, each element's rank
 words' prefix counts (``dense_count``, ``dense_write``).
 
 Operands are layout objects (``_buf``, ``_offset``, ``_shape``, ``_strides``, ``_dtype``,
-``_device``); the namespace layer (gparray/_set_functions.py) allocates every output.
+``_device``); the namespace layer (gparray/_api/_set_functions.py) allocates every output.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _dtypes as _dt
+from .._core import _dtypes as _dt
 from .. import _memory
 from . import _shapes
 from ._launch import ctype, index_type, launch, nd_template, strided_params

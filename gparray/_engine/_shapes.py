@@ -42,7 +42,7 @@ class Layout:
     """Memory as the engines see it: a buffer (anything with ``.ptr``: a pool Block, a
     foreign owner) + byte offset, shape, byte strides (C order when None), dtype, device.
     gparray Arrays carry the same attributes; the layers below the Array layer
-    (``gparray/_transfer.py``, ``gparray/_dlpack.py``) describe raw blocks with this, and
+    (``gparray/_engine/_transfer.py``, ``gparray/_engine/_dlpack.py``) describe raw blocks with this, and
     the Array layer wraps them. It keeps its buffer alive."""
 
     __slots__ = ("_buf", "_offset", "_shape", "_strides", "_dtype", "_device")

@@ -35,8 +35,9 @@ import types
 
 import numpy as np
 
-from .. import _backend, _memory
-from .._kernels import _faults
+from .._core import _backend
+from .. import _memory
+from .._core import _faults
 from . import _blas, _loaded_libs
 from . import _launch
 from ._launch import ctype, launch

@@ -24,7 +24,8 @@ import re
 # hashlib, json and tempfile are imported where they are used (the first kernel lookup, a
 # cache write): ``import gparray`` does not need them (tests/test_startup.py)
 
-from .._version import __version__
+from .._core._version import __version__
+from ._disk import _atomic_write, cache_dir
 
 KERNEL_DIR = pathlib.Path(__file__).resolve().parent
 INCLUDE_DIR = KERNEL_DIR / "include"
@@ -41,16 +42,6 @@ _nvrtc_version: tuple | None = None
 
 class KernelCompileError(RuntimeError):
     """NVRTC rejected a kernel instance; the message carries NVRTC's log."""
-
-
-def cache_dir() -> pathlib.Path:
-    """The kernel cache folder (``GPARRAY_CACHE_DIR`` or ``~/.cache/gparray/kernels``)."""
-    env = os.environ.get("GPARRAY_CACHE_DIR")
-    if env:
-        return pathlib.Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    root = pathlib.Path(xdg).expanduser() if xdg else pathlib.Path.home() / ".cache"
-    return root / "gparray" / "kernels"
 
 
 def family_source(family: str) -> str:
@@ -255,23 +246,6 @@ def nvrtc_compile(family: str, exprs: list[str], arch: str, source: str | None =
         return nvrtc.getCUBIN(prog), mapping
     finally:
         nvrtc.destroyProgram(prog)
-
-
-def _atomic_write(path: pathlib.Path, data: bytes) -> None:
-    import tempfile
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _pack(cubin: bytes, mapping: dict) -> bytes:

@@ -9,7 +9,7 @@ cache).
 """
 from __future__ import annotations
 
-from .. import _dtypes as _dt
+from .._core import _dtypes as _dt
 from ._registry import CTYPES
 
 ALL = list(CTYPES)

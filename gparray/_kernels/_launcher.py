@@ -22,13 +22,13 @@ the same fallbacks. ``GPARRAY_PY_LAUNCH=1`` keeps the Python path. ``Kernel.laun
 from __future__ import annotations
 
 import ctypes
-import os
 import struct
 import threading
 
 import numpy as np
 
-from . import _faults
+from .._core import _faults
+from .._native import claunch
 
 _CODES = {
     np.dtype("bool"): "?", np.dtype("int8"): "b", np.dtype("uint8"): "B",
@@ -55,24 +55,15 @@ def _driver_error(status: int):
 def _bind_context(status: int):
     """Make the current device's primary context current on this host thread (called by
     _claunch when a launch found none)."""
-    from .._backend import runtime as _rt
+    from .._core._backend import runtime as _rt
 
     runtime = _rt()
     runtime.setDevice(runtime.getDevice())
 
 
-def _load_claunch():
-    if os.environ.get("GPARRAY_PY_LAUNCH", "") not in ("", "0"):
-        return None
-    try:
-        from . import _claunch
-    except ImportError:
-        return None
+_claunch = claunch
+if _claunch is not None:
     _claunch.set_hooks(_driver_error, _bind_context)
-    return _claunch
-
-
-_claunch = _load_claunch()
 
 
 def layout(args):
@@ -107,7 +98,7 @@ def _new_buffers():
     """This thread's parameter buffer; made at its first launch, which first binds the CUDA
     context to the thread (driver-API launches need one; a new host thread has none until a
     runtime call makes the primary context current)."""
-    from .._backend import runtime as _rt
+    from .._core._backend import runtime as _rt
 
     runtime = _rt()
     runtime.setDevice(runtime.getDevice())

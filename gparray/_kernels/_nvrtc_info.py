@@ -18,14 +18,14 @@ from __future__ import annotations
 import os
 import sys
 
+from ._disk import _atomic_write, cache_dir
+
 _info: tuple | None = None      # ((major, minor), (supported archs...))
 _confirmed = False              # _info came from NVRTC itself in this process
 
 
 def _stamp_path():
     import hashlib
-
-    from ._compile import cache_dir
 
     ident = "\0".join((sys.executable, sys.prefix, os.environ.get("CUDA_PATH", ""),
                        os.environ.get("CUDA_HOME", ""), os.environ.get("LD_LIBRARY_PATH", "")))
@@ -45,8 +45,6 @@ def _read_stamp():
 
 
 def _write_stamp(info) -> None:
-    from ._compile import _atomic_write
-
     version, archs = info
     text = f"{version[0]}.{version[1]} {','.join(map(str, archs)) or '-'}\n"
     try:
@@ -61,7 +59,7 @@ def _from_nvrtc():
 
         version = tuple(int(v) for v in nvrtc.getVersion())
     except ImportError as exc:   # CuPy's loader of libnvrtc imports CuPy
-        from .._backend import no_cupy
+        from .._core._backend import no_cupy
 
         raise no_cupy(exc, "gparray: NVRTC could not be loaded, CuPy could not be imported") from None
     try:

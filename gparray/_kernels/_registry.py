@@ -64,7 +64,7 @@ def device_arch(device_id: int) -> str:
     """Target arch string ("90") for a device: its compute capability, capped at NVRTC's newest."""
     arch = _arch_of_device.get(device_id)
     if arch is None:
-        from .._backend import require_device, runtime
+        from .._core._backend import require_device, runtime
 
         require_device("gparray")
         rt = runtime()
@@ -89,7 +89,7 @@ class in_context:
     __slots__ = ("dev", "rt", "prev")
 
     def __init__(self, device_id: int):
-        from .._backend import runtime
+        from .._core._backend import runtime
 
         self.dev, self.rt = device_id, runtime()
 
@@ -135,13 +135,13 @@ class Module:
     __slots__ = ("handle",)
 
     def __init__(self, cubin: bytes):
-        from .._backend import driver
+        from .._core._backend import driver
 
         self.handle = driver().moduleLoadData(cubin)
 
     def get_function(self, name: str) -> Function:
         """``cuModuleGetFunction`` (under lazy loading it loads the kernel)."""
-        from .._backend import driver
+        from .._core._backend import driver
 
         return Function(driver().moduleGetFunction(self.handle, name), name)
 

@@ -61,7 +61,7 @@ def get_pool(device_id: int):
     if isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < 0:
         raise ValueError(f"get_pool: expected a device ordinal (int >= 0), got {device_id!r}")
     global _current_stream
-    from .. import _backend
+    from .._core import _backend
     _backend.require_device("get_pool")
     n = _backend.device_count()
     if device_id >= n:
@@ -118,7 +118,7 @@ _cupy_cuda = None
 def install_cupy_allocator() -> None:
     """Route CuPy's allocations (cupy.cuda.alloc) through gparray's pools. Idempotent."""
     global _cupy_cuda
-    from .. import _backend
+    from .._core import _backend
     cp = _backend.cupy()
     _cupy_cuda = cp.cuda
     if cp.cuda.get_allocator() is not _cupy_allocator:

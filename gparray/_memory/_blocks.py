@@ -3,13 +3,14 @@
 :class:`Block` is the public handle of an allocation; ``_Segment`` (one raw device
 allocation), ``_Chunk`` (a piece of a segment, in its doubly linked list) and ``_Arena`` (the
 free chunks of one (stream, kind)) are the pool's internal nodes. The C extension
-(``gparray/_kernels/_claunch_block.c``) reads these attribute names: a Block's ``_chunk`` and
+(``gparray/_native/_claunch_block.c``) reads these attribute names: a Block's ``_chunk`` and
 ``_pool``, a chunk's ``ptr``, ``size`` and ``arena``, an arena's ``stream``. Also here: the
 size classes and the chunk states.
 """
 from __future__ import annotations
 
-import os
+
+from .._native import claunch
 
 __all__ = ["Block", "PyBlock", "ROUND", "SMALL_REQUEST", "SMALL_SEGMENT", "LARGE_ROUND"]
 
@@ -67,21 +68,11 @@ def _py_block(ptr, size, nbytes, device_id, stream, chunk, pool) -> Block:
     return b
 
 
-def _compiled_block():
-    """The same Block in C (gparray._kernels._claunch, when built): one constructor call
-    instead of seven attribute stores, and no Python frame when it is freed."""
-    if os.environ.get("GPARRAY_PY_LAUNCH", "") not in ("", "0"):
-        return None
-    try:
-        from .._kernels._claunch import Block as CBlock
-    except ImportError:
-        return None
-    return CBlock
-
-
 _new_block = Block.__new__
 PyBlock = Block
-Block = _compiled_block() or PyBlock
+# the same Block in C when the extension is built: one constructor call instead of seven
+# attribute stores, and no Python frame when it is freed
+Block = claunch.Block if claunch is not None else PyBlock
 _make_block = Block if Block is not PyBlock else _py_block
 
 

@@ -1,13 +1,13 @@
 """The CuPy-backed device pool: raw cudaMalloc/cudaFree, CUDA events and device sync,
-through CuPy's runtime bindings (``gparray._backend.runtime``: ``cupy_backends``, the module
+through CuPy's runtime bindings (``gparray._core._backend.runtime``: ``cupy_backends``, the module
 ``cupy.cuda.runtime`` re-exports), so a pool does not import CuPy itself.
 """
 from __future__ import annotations
 
 import os
 
-from .. import _backend
-from .._kernels import _faults
+from .._core import _backend
+from .._core import _faults
 from ._pool import ENV_LIMIT, CachingPool, no_caching_from_env, parse_memory_limit
 
 _CUDA_ERROR_MEMORY_ALLOCATION = 2   # cudaErrorMemoryAllocation

@@ -8,7 +8,7 @@ memory, and the staging buffers of large host transfers.
   base object, so it lives as long as any view of it.
 * :func:`is_pinned`: whether the DMA engine can read a NumPy array's memory directly.
 * :class:`StagingPool` / :func:`staging`: the process's few pinned buffers that pageable
-  transfers are staged through (``gparray/_staging.py`` plans and runs them), allocated at
+  transfers are staged through (``gparray/_engine/_staging.py`` plans and runs them), allocated at
   the first staged transfer, guarded by a lock, freed by :func:`release_staging` (called by
   ``gparray.cuda.empty_cache`` and at exit).
 
@@ -22,8 +22,8 @@ import threading
 
 import numpy as np
 
-from .. import _backend
-from .._kernels import _faults
+from .._core import _backend
+from .._core import _faults
 
 _MEMORY_TYPE_UNREGISTERED = 0   # cudaMemoryTypeUnregistered: pageable host memory
 _CUDA_ERROR_MEMORY_ALLOCATION = 2

@@ -8,14 +8,14 @@ imports no CuPy until a profile is entered). ``GPARRAY_NVTX=1`` (read here, at i
 opens an NVTX range around each of them for the whole process (needs the nvtx package)."""
 from __future__ import annotations
 
-from .._backend import CUDAUnavailableError, device_count, has_cuda
-from .._device import Device, current_device
-from .._host_conversion import (HostConversionWarning, get_host_conversion, host_conversion,
-                                set_host_conversion)
+from .._core._backend import CUDAUnavailableError, device_count, has_cuda
+from .._core._device import Device, current_device
+from .._core._host_conversion import (HostConversionWarning, get_host_conversion, host_conversion,
+                                      set_host_conversion)
 from .._kernels import _compile as _kc
 from .._kernels._compile import KernelCompileError
-from .._kernels._faults import KernelFaultError
-from .._streams import Event, Stream, current_stream, default_stream
+from .._core._faults import KernelFaultError
+from .._engine._streams import Event, Stream, current_stream, default_stream
 from ._memory_api import *  # noqa: F401,F403  (memory_stats, empty_cache, OutOfMemoryError, ...)
 from ._memory_api import __all__ as _memory_all
 from ._host_api import pinned_empty, to_host
@@ -31,7 +31,7 @@ def synchronize(device=None) -> None:
     """Wait until every kernel queued on ``device`` (default: current), on any stream, has
     finished; raises the IndexError of an out-of-range index an earlier gather or scatter
     met (see GPARRAY_BOUNDS_CHECK). The same as ``Device.synchronize()``."""
-    from .._device import normalize_device
+    from .._core._device import normalize_device
 
     normalize_device(device, "synchronize").synchronize()
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _backend, _transfer
+from .._core import _backend
+from .._engine import _transfer
 from .._array import Array
-from .._creation import _normalize_shape
-from .._dtypes import _default_float, _normalize_dtype
+from .._api._creation import _normalize_shape
+from .._core._dtypes import _default_float, _normalize_dtype
 from .._memory import _host
 
 __all__ = ["pinned_empty", "to_host"]

@@ -12,8 +12,9 @@ int ordinal. Terms used below:
 """
 from __future__ import annotations
 
-from .. import _backend, _memory
-from .._device import normalize_device
+from .._core import _backend
+from .. import _memory
+from .._core._device import normalize_device
 from .._memory import OutOfMemoryError, _host
 
 __all__ = [

@@ -6,15 +6,15 @@ costs one global test; docs/architecture.md, "Profiling"):
 
 * ``gparray/_engine/_launch.py``: ``run`` (every launch of gparray's own kernels) calls
   ``_launch._hook`` when it is set; ``copy_span`` (around each memcpy and memset gparray
-  queues: ``gparray/_transfer.py`` and the engines' small reads) returns
+  queues: ``gparray/_engine/_transfer.py`` and the engines' small reads) returns
   ``_launch._copy_hook``'s context manager when it is set.
 * ``gparray/cuda/_user_kernels.py``: ``UserKernel`` launches call ``_user_kernels._hook``.
 * Library calls: the engine functions that call cuBLAS, cuSOLVER and cuFFT (``_blas.launch``,
   the ``_solver`` routines, ``_geev.geev``, ``_fft.execute``) are replaced by recording
   wrappers on their modules while a profile is active (their callers look them up there).
-* The compiled elementwise fast path (``gparray/_kernels/_claunch_ops.c``) makes its launches
+* The compiled elementwise fast path (``gparray/_native/_claunch_ops.c``) makes its launches
   in C and records them itself while the calling thread has a profiling state
-  (``_claunch.set_profile``, set by ``_sync_thread``; ``gparray/_kernels/_claunch_prof.c``).
+  (``_claunch.set_profile``, set by ``_sync_thread``; ``gparray/_native/_claunch_prof.c``).
   A thread whose profiles want NVTX ranges gets the state False: its calls take the Python
   path through ``run``. ``GPARRAY_NVTX=1`` configures the compiled path off process-wide.
 
@@ -33,13 +33,15 @@ import sys
 import threading
 import warnings
 
-from .. import _backend
+from .._core import _backend
 from .._engine import _launch
-from .._kernels import _faults, _launcher
+from .._core import _faults
+from .._kernels import _launcher
 from . import _profile_frames as _frames
 from . import _profile_libs as _libs
 from . import _user_kernels
-from ._profile_libs import _gemm_name, _last_dev, _solver_name  # noqa: F401  (the CPU tier reads them here)
+# (the CPU tier reads these here)
+from ._profile_libs import _gemm_name, _last_dev, _solver_name  # noqa: F401
 from ._profile_report import ProfileRecord
 from ._profile_report import table as _table
 from ._profile_report import to_json as _to_json
@@ -140,7 +142,7 @@ def _import_nvtx(where: str):
 # the thread's active profiles) as a tuple, made into a ProfileRecord when a profile reads its
 # records or exits (``_materialize``):
 #   (function, kind, family, name, grid, block, shared_mem, nbytes, device, stream, ev0, ev1)
-#   from the Python path, and from the compiled fast path (gparray/_kernels/_claunch_prof.c)
+#   from the Python path, and from the compiled fast path (gparray/_native/_claunch_prof.c)
 #   (function, "family: name", grid x, block x, nbytes, device, stream, ev0, ev1).
 _kernel_names: dict = {}   # "family: name" -> (family, name)
 
@@ -342,11 +344,11 @@ def _wrappers():
 def _bypass_fast_path():
     """Configure the compiled elementwise path off; returns what ``_restore_fast_path``
     needs (None: no compiled path)."""
-    from .._kernels._launcher import _claunch
+    from .._native import claunch as _claunch
 
     if _claunch is None:
         return None
-    from .. import _ops
+    from .._array import _ops
 
     was = _ops._configured
     _ops._configured = True   # a combination learnt meanwhile must not configure it on again
@@ -357,7 +359,7 @@ def _bypass_fast_path():
 def _restore_fast_path(was) -> None:
     if was is None:
         return
-    from .. import _ops
+    from .._array import _ops
 
     if was:
         _ops._configure()
@@ -444,7 +446,7 @@ def env_nvtx_requested() -> bool:
 
 def _sync_thread(stack: list) -> None:
     """After this thread's stack of active profiles changed: its NVTX flag, and the compiled
-    fast path's profiling state of the thread (gparray/_kernels/_claunch_prof.c): none
+    fast path's profiling state of the thread (gparray/_native/_claunch_prof.c): none
     without a profile, the Python path where NVTX ranges are wanted, else recording into
     the thread's sink with the profiler's events."""
     nv = any(p.nvtx for p in stack)

@@ -3,7 +3,7 @@ gparray function the user called, and an estimate of the bytes the launch moves.
 
 Nothing here runs unless a profile (or ``GPARRAY_NVTX=1``) is active: the functions are
 not decorated, the stack is walked at the launch instead (``sys._getframe``), in C when the
-extension is built (``_claunch.frame_walk`` in gparray/_kernels/_claunch_prof.c: the same
+extension is built (``_claunch.frame_walk`` in gparray/_native/_claunch_prof.c: the same
 walk over the same frames; this module's Python walk is the reference and the fallback).
 
 Function: the outermost frame of the unbroken run of gparray frames that leads to the
@@ -32,7 +32,7 @@ import numpy as np
 from .._kernels import _launcher
 
 # modules whose frames belong to the launch itself: scanned, and the scan goes on above them
-_ENGINE = ("gparray._engine.", "gparray._kernels.", "gparray._transfer", "gparray._staging",
+_ENGINE = ("gparray._engine.", "gparray._kernels.", "gparray._engine._transfer", "gparray._engine._staging",
            "gparray.cuda._user_kernels", "gparray.cuda._profile")
 _OP_METHODS = frozenset({"__call__", "_call", "_apply"})
 _ARRAY_CLASSES = frozenset({"Array", "ArrayMethods", "NumpyInterop"})
@@ -61,7 +61,7 @@ _CODES_MAX = 1 << 16
 
 def _classify(f) -> int:
     """The class of frame ``f``'s code (``_codes`` is the cache; the compiled fast path reads
-    it too, see gparray/_kernels/_claunch_prof.c)."""
+    it too, see gparray/_native/_claunch_prof.c)."""
     mod = _module(f)
     w = _ENG if mod.startswith(_ENGINE) else _GP if _is_gparray(mod) else _OTHER
     if w == _ENG and (mod, getattr(f.f_code, "co_qualname", f.f_code.co_name)) in _PLUMBING:

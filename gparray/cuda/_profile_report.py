@@ -149,7 +149,7 @@ def to_json(records, path) -> None:
 
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"to_json: path must be a str or os.PathLike, got {type(path).__name__}")
-    from .._version import __version__
+    from .._core._version import __version__
 
     doc = {"format": "gparray-profile", "version": 1, "gparray": __version__,
            "records": [r.as_dict() for r in _check_records(records, "to_json")]}

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _backend
+from .._core import _backend
 from .._array import Array
 from .._engine import _launch
 from .._kernels import _compile, _registry
 from .._kernels._compile import KernelCompileError
 from .._kernels._launcher import _CODES, Kernel, _claunch
-from .._streams import Stream
+from .._engine._streams import Stream
 
 _INT64 = (-(2**63), 2**63 - 1)
 _UINT64 = np.dtype(np.uint64)
@@ -337,7 +337,7 @@ class UserKernel:
 
 
 if _claunch is not None:
-    # the compiled fast path (gparray/_kernels/_claunch_user.c): the same fast path as the
+    # the compiled fast path (gparray/_native/_claunch_user.c): the same fast path as the
     # Python one in __call__, in C; anything it does not serve calls the Python __call__
     UserKernel.__call__ = _claunch.UserCall(UserKernel.__call__)
 

@@ -12,7 +12,7 @@ describes the calling thread's cache."""
 from __future__ import annotations
 
 
-from .._device import normalize_device
+from .._core._device import normalize_device
 from .._engine import _fft
 from ._transforms import _length
 

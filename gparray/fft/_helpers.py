@@ -4,13 +4,13 @@ one ``roll``)."""
 from __future__ import annotations
 
 
-from .. import _dtypes as _dt
+from .._core import _dtypes as _dt
 from .._array import Array, _copy, _empty
-from .._creation import arange
-from .._device import normalize_device
+from .._api._creation import arange
+from .._core._device import normalize_device
 from .._engine import _elementwise as _ew
 from .._engine._shapes import normalize_axis
-from .._manipulation import roll
+from .._api._manipulation import roll
 from ._transforms import _length
 
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 import math
 import operator
 
-from .. import _dtypes as _dt
-from .. import _ops
+from .._core import _dtypes as _dt
+from .._array import _ops
 from .._array import Array, _empty
 from .._engine import _elementwise as _ew
 from .._engine import _fft
@@ -197,7 +197,7 @@ def _direct_entry(sp, x):
 
 
 def _compiled(step, double, forward, mem_shape, shape, strides, contig, dt, dev):
-    """The compiled direct call (gparray/_kernels/_claunch_fft.c), configuring the compiled
+    """The compiled direct call (gparray/_native/_claunch_fft.c), configuring the compiled
     path first when nothing has yet (its results are Arrays, its stream the current one), or
     None."""
     if contig:

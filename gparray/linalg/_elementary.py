@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import operator
 
-from .. import _dtypes as _dt
+from .._core import _dtypes as _dt
 from .._array import Array
-from .._device import same_device
+from .._core._device import same_device
 from .._engine import _linalg_plan as _lp
-from .._manipulation import matrix_transpose
+from .._api._manipulation import matrix_transpose
 
 
 def _check(x, name: str, kinds: str, what: str) -> None:
@@ -71,7 +71,7 @@ def trace(x, /, *, offset=0, dtype=None):
     ``x.shape[:-2]``. ``dtype`` as ``sum``'s: None keeps floating dtypes and widens signed
     integers to int64 and unsigned ones to uint64; a given dtype casts the input first. The
     trace of an empty diagonal is 0. ``x`` must have a numeric dtype."""
-    from .._statistical import sum as _sum
+    from .._api._statistical import sum as _sum
 
     _check(x, "trace", "iufc", "a numeric")
     dt = _dt._normalize_dtype(dtype, "trace")
@@ -91,8 +91,8 @@ def cross(x1, x2, /, *, axis=-1):
     (negative, within the smaller number of dimensions; both must have 3 elements there,
     unbroadcast); the other axes broadcast. Dtype: the promotion of the two (numeric).
     Components as NumPy computes them: ``x1[1] * x2[2] - x1[2] * x2[1]``, ..."""
-    from .._elementwise_funcs import multiply, subtract
-    from .._manipulation import stack
+    from .._array._elementwise import multiply, subtract
+    from .._api._manipulation import stack
 
     name = "cross"
     _pair(x1, x2, name)
@@ -108,7 +108,7 @@ def cross(x1, x2, /, *, axis=-1):
 def outer(x1, x2, /):
     """The outer product of the 1-D arrays ``x1`` (N) and ``x2`` (M): ``out[i, j] = x1[i] *
     x2[j]``, shape (N, M), dtype the promotion of the two (numeric)."""
-    from .._elementwise_funcs import multiply
+    from .._array._elementwise import multiply
 
     name = "outer"
     _pair(x1, x2, name)

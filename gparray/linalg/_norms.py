@@ -18,11 +18,11 @@ from __future__ import annotations
 import math
 import numbers
 
-from .. import _dtypes as _dt
+from .._core import _dtypes as _dt
 from .._array import Array
 from .._engine import _linalg_plan as _lp
 from .._engine import _reduce_fast, _shapes
-from .._statistical import _reduce_into
+from .._api._statistical import _reduce_into
 
 _INF = float("inf")
 
@@ -129,7 +129,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
         if ord == -2 and min(m, n) == 0 and _shapes.prod(batch):
             raise ValueError(f"{name}: the smallest singular value of an empty matrix (shape {x._shape}) "
                              f"has no value")
-        from .._creation import zeros
+        from .._api._creation import zeros
 
         return zeros(shape, dtype=rt, device=x._device)
     from ._decompositions import svdvals

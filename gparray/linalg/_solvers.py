@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._device import same_device
+from .._core._device import same_device
 from .._engine import _linalg_plan as _lp
 from .._engine import _shapes, _solver
 from . import _xp

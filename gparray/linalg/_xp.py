@@ -9,16 +9,16 @@ checked against numpy.linalg without a GPU.
 """
 from __future__ import annotations
 
-from .. import _dtypes as _dt
+from .._core import _dtypes as _dt
 from .._array import Array, _copy, _empty, _to_host
-from .._creation import arange as _arange, astype, eye as _eye, tril, triu  # noqa: F401
-from .._creation import tri_copy as _tri_copy, tri_mask_inplace as _tri_mask_inplace
-from .._elementwise_funcs import abs, conj, log, sign  # noqa: F401,A004
-from .._linear_algebra import matmul  # noqa: F401
-from .._transfer import memset0 as _memset0
-from .._manipulation import broadcast_to, expand_dims, reshape  # noqa: F401
-from .._searching import count_nonzero, where  # noqa: F401
-from .._statistical import max, prod, sum  # noqa: F401,A004
+from .._api._creation import arange as _arange, astype, eye as _eye, tril, triu  # noqa: F401
+from .._api._creation import tri_copy as _tri_copy, tri_mask_inplace as _tri_mask_inplace
+from .._array._elementwise import abs, conj, log, sign  # noqa: F401,A004
+from .._api._linear_algebra import matmul  # noqa: F401
+from .._engine._transfer import memset0 as _memset0
+from .._api._manipulation import broadcast_to, expand_dims, reshape  # noqa: F401
+from .._api._searching import count_nonzero, where  # noqa: F401
+from .._api._statistical import max, prod, sum  # noqa: F401,A004
 
 
 def is_array(x) -> bool:
@@ -68,7 +68,7 @@ def gather_last(x, perm, dtype):
     """A new C-contiguous array of ``x`` (any layout) with its last axis gathered through
     ``perm`` (int64[x.shape[-1]]: element i of the result is element perm[i] of x), in
     ``dtype``."""
-    from .._indexing_functions import take
+    from .._api._indexing_functions import take
 
     r = take(x, perm, axis=x.ndim - 1)
     return r if r.dtype == dtype else _copy(r, dtype)
