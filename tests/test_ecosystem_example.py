@@ -1,4 +1,4 @@
-"""CPU tier: ecosystem/example.py (the README's worked example) without a GPU.
+"""CPU tier: ecosystem/example.py (the worked example of docs/guide/ecosystem.md) without a GPU.
 
 Its data, timing, comparison and table pieces run on NumPy here; the whole script runs on the
 NumPy backend when scikit-learn and SciPy are installed (skipped, with the reason, when they

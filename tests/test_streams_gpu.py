@@ -545,12 +545,13 @@ def test_stream_synchronize_reports_a_deferred_index_error(monkeypatch):
     s.synchronize()                              # reported once
 
 
-# ----------------------------------------------------------------------------- README
+# ----------------------------------------------------------------------------- the guide's example
 
-def test_readme_example_runs(capsys):
-    text = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = text.split("\n## Streams and events\n", 1)[1]
+def test_guide_example_runs(capsys):
+    # the example of docs/guide/streams.md runs as printed
+    text = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "guide" / "streams.md").read_text()
+    section = text.split("\n## Queuing work on streams\n", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    exec(compile(code, "README.md: Streams and events", "exec"), {})
+    exec(compile(code, "docs/guide/streams.md: Queuing work on streams", "exec"), {})
     out = capsys.readouterr().out.split()
     assert out[0] == "True" and float(out[1]) > 0 and out[2] == "ms"
