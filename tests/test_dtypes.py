@@ -19,12 +19,13 @@ _OPAQUE = _Opaque()
 
 import ast
 import itertools
-import re
 import sys
 from pathlib import Path
 
 import numpy
 import pytest
+
+from tools import spec_facts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -131,34 +132,11 @@ SPEC_GROUPS = {
     "floating": (dt.float32, dt.float64, dt.complex64, dt.complex128),
 }
 
-SPEC_RST = (Path(__file__).resolve().parents[1] / ".vendor" / "array-api-tests" / "array-api"
-            / "spec" / "2025.12" / "API_specification" / "type_promotion.rst")
-
-
-def rst_tables(text):
-    """The grid tables of type_promotion.rst as lists of rows of cells."""
-    tables, current = [], []
-    for line in text.splitlines():
-        if line.startswith("|"):
-            current.append([c.strip().strip("*").strip() for c in line.strip("|").split("|")])
-        elif line.startswith("+"):
-            continue
-        elif current:
-            tables.append(current)
-            current = []
-    if current:
-        tables.append(current)
-    return tables
-
-
-@pytest.mark.skipif(not SPEC_RST.exists(), reason="vendored spec text not present")
-def test_spec_transcription_matches_spec_text():
-    tables = rst_tables(SPEC_RST.read_text())
-    parsed = []
-    for rows in tables:
-        header = rows[0][1:]
-        parsed.append({(row[0], col): res for row in rows[1:] for col, res in zip(header, row[1:])})
-    assert parsed == [parse_matrix(t) for t in SPEC_TABLES.values()]
+def test_spec_transcription_matches_the_spec():
+    """The tables above are the spec's (tests/spec/facts-2025.12.json, read from its
+    type_promotion.rst by tools/spec_facts.py)."""
+    parsed = [{f"{a},{b}": r for (a, b), r in parse_matrix(t).items()} for t in SPEC_TABLES.values()]
+    assert parsed == spec_facts.load()["promotion_tables"]
 
 
 def test_spec_required_pair_count():
