@@ -1,4 +1,4 @@
-"""GPU tier: the fast paths of the linear algebra (gparray/_api/_linear_algebra.py's per-layout
+"""GPU tier: the fast paths of the linear algebra (gparray/_array/_matmul.py's per-layout
 matmul memo and its ctypes cuBLAS calls, gparray/_kernels/linalg_small.cu's small
 inverses, cusolverDnXgesvdp, cholesky on the lower triangle) against NumPy, on the real
 libraries: repeated products served from the memo, products on another stream and on
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gparray as xp
-from gparray._api import _linear_algebra as _la
+from gparray._array import _matmul as _la
 from gparray._engine import _blas, _solver
 from _arrays import host
 

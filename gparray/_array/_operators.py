@@ -109,7 +109,12 @@ def _operator(dunder: str):
         method = _unary(op, dunder)
     else:
         method = _binary(op, dunder, reflected)
-    method.__name__ = method.__qualname__ = dunder
+    # named as the operator, in the code object too (the profiler labels frames by their code)
+    method.__name__, method.__qualname__ = dunder, f"Operators.{dunder}"
+    code = method.__code__.replace(co_name=dunder)
+    if hasattr(code, "co_qualname"):
+        code = code.replace(co_qualname=f"Operators.{dunder}")
+    method.__code__ = code
     method.__doc__ = f"{dunder}: {fname}({'other, self' if reflected else 'self, other'})"
     if reflected is None or _claunch is None:
         return method

@@ -439,7 +439,7 @@ static PyGetSetDef Launch_getset[] = {
 
 PyTypeObject GpLaunchType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "gparray._kernels._claunch.Launch",
+    .tp_name = "gparray._native._claunch.Launch",
     .tp_basicsize = sizeof(Launch),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_doc = "Launch(func_ptr, fmt, size, param_offsets): call as (grid, block, values, shared_mem, stream)",

@@ -1,7 +1,7 @@
 /* Shared between the compiled launcher (_claunch.c), the compiled elementwise fast paths
  * (_claunch_ops.c, _claunch_table.c, _claunch_prof.c), the user kernel launches
  * (_claunch_user.c) and the pool and join helpers, which
- * build one extension module, gparray._kernels._claunch. */
+ * build one extension module, gparray._native._claunch. */
 #ifndef GP_CLAUNCH_H
 #define GP_CLAUNCH_H
 

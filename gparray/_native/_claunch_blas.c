@@ -150,7 +150,7 @@ fail:
 }
 
 static PyTypeObject GemmType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gparray._kernels._claunch.Gemm",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gparray._native._claunch.Gemm",
     .tp_basicsize = sizeof(Gemm),
     .tp_dealloc = (destructor)Gemm_dealloc,
     .tp_vectorcall_offset = offsetof(Gemm, vectorcall),

@@ -140,7 +140,7 @@ static PyObject *FftCall_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 }
 
 static PyTypeObject FftCallType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gparray._kernels._claunch.FftCall",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gparray._native._claunch.FftCall",
     .tp_basicsize = sizeof(FftCall),
     .tp_dealloc = (destructor)FftCall_dealloc,
     .tp_vectorcall_offset = offsetof(FftCall, vectorcall),

@@ -14,7 +14,7 @@
  * ``join_table`` below then builds the launch's piece table from those bytes.
  *
  * Anything else (another type, mixed dtypes or devices, shapes that do not join, a bad
- * axis) returns None and the Python path (gparray/_manipulation.py)
+ * axis) returns None and the Python path (gparray/_api/_manipulation.py)
  * runs unchanged: it promotes, or raises the error with its message. So this scan only
  * replaces the per-input attribute reads of the Python path (about 0.2 us an input on the
  * GPU machine's host) for the inputs it accepts; tests/test_join_plan.py compares both.

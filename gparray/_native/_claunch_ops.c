@@ -1,6 +1,6 @@
 /* Compiled fast paths of the elementwise functions and Array operators.
  *
- * The Python ops (gparray/_ops.py) check every call; once a combination of operand types
+ * The Python ops (gparray/_array/_ops.py) check every call; once a combination of operand types
  * has passed the checks and launched its contiguous kernel, they record it in their Table
  * (gparray/_engine/_elementwise.py: learn_* functions). A Fast object then serves later
  * calls with the same combination entirely in C:
@@ -495,7 +495,7 @@ static PyGetSetDef Fast_getset[] = {
 
 static PyTypeObject FastType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "gparray._kernels._claunch.Fast",
+    .tp_name = "gparray._native._claunch.Fast",
     .tp_basicsize = sizeof(Fast),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR | Py_TPFLAGS_HAVE_GC,
     .tp_new = Fast_new,

@@ -281,7 +281,7 @@ static PySequenceMethods RTable_as_sequence = {.sq_length = (lenfunc)RTable_len}
 
 static PyTypeObject GpRTableType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "gparray._kernels._claunch.RTable",
+    .tp_name = "gparray._native._claunch.RTable",
     .tp_basicsize = sizeof(RTable),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Repeat calls of one reduction served in C (RTable(max_entries=64))",

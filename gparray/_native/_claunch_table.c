@@ -157,7 +157,7 @@ static PySequenceMethods Table_as_sequence = {.sq_length = (lenfunc)Table_len};
 
 PyTypeObject GpTableType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "gparray._kernels._claunch.Table",
+    .tp_name = "gparray._native._claunch.Table",
     .tp_basicsize = sizeof(Table),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "Operand combinations one elementwise op serves in C (see Fast)",

@@ -237,7 +237,7 @@ static PyMemberDef UserCall_members[] = {
 
 static PyTypeObject UserCallType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "gparray._kernels._claunch.UserCall",
+    .tp_name = "gparray._native._claunch.UserCall",
     .tp_basicsize = sizeof(UserCall),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "UserCall(fallback): the compiled fast path of UserKernel.__call__",

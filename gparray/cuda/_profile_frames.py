@@ -32,10 +32,9 @@ import numpy as np
 from .._kernels import _launcher
 
 # modules whose frames belong to the launch itself: scanned, and the scan goes on above them
-_ENGINE = ("gparray._engine.", "gparray._kernels.", "gparray._engine._transfer", "gparray._engine._staging",
-           "gparray.cuda._user_kernels", "gparray.cuda._profile")
+_ENGINE = ("gparray._engine.", "gparray._kernels.", "gparray.cuda._user_kernels", "gparray.cuda._profile")
 _OP_METHODS = frozenset({"__call__", "_call", "_apply"})
-_ARRAY_CLASSES = frozenset({"Array", "ArrayMethods", "NumpyInterop"})
+_ARRAY_CLASSES = frozenset({"Array", "Operators", "ArrayMethods", "NumpyInterop"})
 _PREFIXES = (("gparray.linalg", "linalg."), ("gparray.fft", "fft."))
 _SEQ_MAX = 64
 # launch plumbing: engine frames whose variables are never arrays (the launch values are
