@@ -14,9 +14,10 @@
 Each case builds its inputs once with CuPy (the same data for every library: PyTorch gets them
 through DLPack, gparray through ``xp.asarray``/``xp.from_dlpack``), warms up, then times every
 call with CUDA events and keeps the median. Transfers are never timed. GB/s counts each input
-read once and each output written once, as in /work/shared/TARGETS.md and its anchors (for
-matmul and cholesky, TFLOP/s). The copy ceiling is measured in the same run (device-to-device
-memcpy through CuPy, and PyTorch's clone: the faster of the two).
+read once and each output written once (for matmul and cholesky, TFLOP/s), as the tables of
+docs/performance.md do, which also hold the targets and the ratios. The copy ceiling is
+measured in the same run (device-to-device memcpy through CuPy, and PyTorch's clone: the
+faster of the two).
 
 A case whose gparray function does not exist yet (AttributeError, NotImplementedError, or an
 IndexError/TypeError saying "not supported yet") is reported as n/a; any other failure is

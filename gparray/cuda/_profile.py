@@ -584,7 +584,7 @@ def profile(*, nvtx: bool = False) -> Profile:
     makes on this thread, each with its gparray function, kernel, grid/block, bytes and GPU
     time (CUDA events, read once at exit): ``with gparray.cuda.profile() as prof: ...``, then
     ``prof.records``, ``prof.table()``, ``prof.to_json(path)``. ``nvtx=True`` also opens an
-    NVTX range around each (needs the nvtx package). See the README's Profiling section."""
+    NVTX range around each (needs the nvtx package). See docs/guide/profiling.md."""
     return Profile(nvtx=nvtx)
 
 

@@ -23,7 +23,7 @@ class ProfileRecord:
     (``"memcpy HtoD"``, ``"memcpy DtoH"``, ``"memcpy PtoP"``, ``"memset"``) or the library
     routine; ``grid`` and ``block``: (x, y, z) of a kernel launch, None otherwise; ``shared_mem``: dynamic shared
     memory bytes; ``nbytes``: bytes moved (exact for copies; an estimate for kernels and
-    library calls, see the README's Profiling section; None when unknown); ``device``,
+    library calls, see docs/guide/profiling.md; None when unknown); ``device``,
     ``stream`` (the handle), ``thread`` (``threading.get_ident()``); ``time_ms``: GPU time
     between CUDA events recorded just before and after it on its stream (None until the
     profile has exited)."""
