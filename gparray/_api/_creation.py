@@ -3,8 +3,7 @@ zeros, ones, full, the *_like forms, arange, linspace, eye, tril, triu, meshgrid
 (spec: data type functions) and logspace (an extension, as NumPy's and CuPy's).
 
 Allocation and host transfers live below: ``_empty``, ``_from_host``, ``_to_host``, ``_copy``
-and ``_copy_to_device`` in gparray/_array/_object.py (over gparray/_engine/_transfer.py); the names stay
-importable from here as aliases."""
+and ``_fill_scalar`` in gparray/_array/_build.py (over gparray/_engine/_transfer.py)."""
 from __future__ import annotations
 
 import math

@@ -1,4 +1,4 @@
-"""The host conversion policy (issue 16): what ``numpy.asarray(x)`` does with a gparray Array.
+"""The host conversion policy: what ``numpy.asarray(x)`` does with a gparray Array.
 
 NumPy converts a foreign object through its ``__array__`` method: ``numpy.asarray(x)``,
 ``numpy.array(x)``, any NumPy function handed a gparray Array, and every library that calls
@@ -26,7 +26,7 @@ the NumPy-style ``x.item()`` and ``x.tolist()``, pickling, and printing (``repr`
 the array's own method when it has one (``numpy.sum(x)``, ``numpy.mean``, ``numpy.reshape``,
 ``numpy.round``, ...: gparray/_array/_methods.py) stay on the device and convert nothing.
 
-Foundation layer (docs/architecture.md): imports nothing from gparray; the Array layer calls
+Bottom layer (gparray/_core/, docs/architecture.md): imports nothing from gparray; the Array layer calls
 ``check`` and ``gparray.cuda`` re-exports the public names.
 """
 from __future__ import annotations

@@ -14,9 +14,8 @@ that, while it is still alive, :func:`_retire` records an event on it and the de
 retires its handle (``gparray/_memory/_retire.py``), since CUDA may give the handle to a new
 stream.
 
-This module is part of the foundation layer (it imports only ``_backend``, ``_device``,
-``_memory`` and ``_kernels._faults``), so the transfer and Array layers can take a Stream as
-``stream=``. CuPy is imported inside functions only: ``import gparray`` never touches the GPU.
+This module sits in the engine layer (it imports only ``_core`` and ``_memory``), so the
+transfers and the Array layer can take a Stream as ``stream=``. CuPy is imported inside functions only: ``import gparray`` never touches the GPU.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ device memory, on buffers and layouts.
 
 This module sits below the Array layer: it takes layouts (gparray Arrays, or
 ``gparray._engine._shapes.Layout`` over a raw block) and gives back NumPy arrays or new pool
-Blocks holding C-contiguous data; ``gparray/_array/_object.py`` wraps the blocks into Arrays. Every
+Blocks holding C-contiguous data; ``gparray/_array/_build.py`` wraps the blocks into Arrays. Every
 CUDA call here goes through ``gparray._core._faults.checked``, so a lost context is
 reported as a kernel fault.
 
