@@ -117,7 +117,7 @@ struct rank_smem {
                              // and ranks into seeded slots (warp_histogram, below), the segmented
                              // sorts as 0; per tile: GP_SORT_RANK3_WIDE / _NARROW (sort.cu). H200:
                              // 1 and 2 slower everywhere, 3 slower on the wide tile, within 1-2%
-                             // on the others (README, "Sorting and sets")
+                             // on the others (docs/performance.md, "Sort tuning switches")
 #endif
 
 // Step 1: the stable rank of every item among the items of its warp with the same digit,
