@@ -69,7 +69,24 @@ def test_device_objects():
         xp.Device(-1)
 
 
-@pytest.mark.skipif(_backend.has_cuda(), reason="checks the no-GPU error")
+def test_the_no_device_error_says_why_and_what_to_run(monkeypatch):
+    """Runs everywhere: the runtime's device count is replaced by one that fails as a
+    machine without a driver does."""
+    class Runtime:
+        def getDeviceCount(self):
+            raise RuntimeError("cudaErrorNoDevice: no CUDA-capable device is detected")
+
+    monkeypatch.setattr(_backend, "_device_count", None)
+    monkeypatch.setattr(_backend, "_count_error", None)
+    monkeypatch.setattr(_backend, "runtime", lambda: Runtime())
+    with pytest.raises(_backend.CUDAUnavailableError) as info:
+        _backend.require_device("ones")
+    msg = str(info.value)
+    assert msg.startswith("ones: no CUDA device was found (RuntimeError: cudaErrorNoDevice:"), msg
+    assert "python -m gparray" in msg
+
+
+@pytest.mark.skipif(_backend.has_cuda(), reason="checks the no-GPU error on a machine without one")
 def test_no_gpu_gives_one_clear_error():
     with pytest.raises(_backend.CUDAUnavailableError, match="no CUDA device|CuPy could not"):
         xp.ones(3)

@@ -32,6 +32,7 @@ _cupy = None
 _rt = None
 _error: Exception | None = None
 _device_count: int | None = None
+_count_error: str | None = None   # why the runtime answered no device (its error), if it raised
 _hooks: list = []                 # when_cupy_imported callbacks not run yet
 _hooks_lock = threading.Lock()
 
@@ -266,7 +267,7 @@ def cupy():
     """The CuPy module, imported on first call; raises CUDAUnavailableError without a GPU."""
     cp = _import_cupy()
     if device_count() == 0:
-        raise CUDAUnavailableError("gparray: no CUDA device was found")
+        raise CUDAUnavailableError(no_device_message("gparray"))
     return cp
 
 
@@ -287,11 +288,20 @@ def device_count() -> int:
     """Number of visible CUDA devices; 0 when CuPy or the driver is missing."""
     global _device_count
     if _device_count is None:
+        global _count_error
         try:
             _device_count = int(runtime().getDeviceCount())
-        except Exception:
+        except Exception as exc:
             _device_count = 0
+            _count_error = f"{type(exc).__name__}: {exc}"
     return _device_count
+
+
+def no_device_message(name: str) -> str:
+    """The error text of a first use without a GPU: the function, why, and what to run."""
+    why = f" ({_count_error})" if _count_error else ""
+    return (f"{name}: no CUDA device was found{why}; gparray needs an NVIDIA GPU and its driver "
+            "(`python -m gparray` reports what it sees)")
 
 
 def has_cuda() -> bool:
@@ -313,7 +323,7 @@ def require_device(name: str = "gparray"):
     if device_count() == 0:
         if _error is not None:
             raise CUDAUnavailableError(f"{name}: {_error}")
-        raise CUDAUnavailableError(f"{name}: no CUDA device was found")
+        raise CUDAUnavailableError(no_device_message(name))
 
 
 # ----------------------------------------------------------------------------- live streams
