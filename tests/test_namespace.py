@@ -84,6 +84,10 @@ def test_the_no_device_error_says_why_and_what_to_run(monkeypatch):
     msg = str(info.value)
     assert msg.startswith("ones: no CUDA device was found (RuntimeError: cudaErrorNoDevice:"), msg
     assert "python -m gparray" in msg
+    for call, name in [(lambda: xp.ones(3), "ones"), (lambda: xp.asarray([1.0, 2.0]), "asarray"),
+                       (lambda: xp.arange(4), "arange"), (lambda: xp.zeros((2, 2)), "zeros")]:
+        with pytest.raises(_backend.CUDAUnavailableError, match=f"^{name}: no CUDA device was found"):
+            call()
 
 
 @pytest.mark.skipif(_backend.has_cuda(), reason="checks the no-GPU error on a machine without one")

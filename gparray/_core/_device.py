@@ -125,16 +125,17 @@ def get_device(ordinal: int) -> Device:
     return d
 
 
-def current_device() -> Device:
-    """The device CuPy considers current (cuda:0 unless a Device context is active)."""
-    _backend.require_device("gparray")
+def current_device(name: str = "gparray") -> Device:
+    """The device CuPy considers current (cuda:0 unless a Device context is active); without
+    a GPU, the error names ``name`` (the function that needed one)."""
+    _backend.require_device(name)
     return get_device(_backend.runtime().getDevice())
 
 
 def normalize_device(device, name: str = "device") -> Device:
     """Turn ``device=`` (None, Device, "cuda:N", int) into a Device; ValueError otherwise."""
     if device is None:
-        return current_device()
+        return current_device(name)
     if isinstance(device, Device):
         dev = get_device(device._id)   # the interned object: arrays compare devices by identity first
     elif isinstance(device, str):
