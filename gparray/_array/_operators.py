@@ -57,7 +57,7 @@ def _operand(other):
     return None
 
 
-def _binary(op, dunder, reflected):
+def _binary(op, reflected):
     if reflected:
         def method(self, other, /):
             other = _operand(other)
@@ -72,13 +72,13 @@ def _binary(op, dunder, reflected):
     return method
 
 
-def _unary(op, dunder):
+def _unary(op):
     def method(self, /):
         return op(self)
     return method
 
 
-def _inplace(op, dunder):
+def _inplace(op):
     def method(self, other, /):
         other = _operand(other)
         if other is None:
@@ -104,11 +104,11 @@ def _operator(dunder: str):
     fname, reflected = OPERATORS[dunder]
     op = getattr(_ew, fname)
     if reflected is None:
-        method = _inplace(op, dunder)
+        method = _inplace(op)
     elif op._nin == 1:
-        method = _unary(op, dunder)
+        method = _unary(op)
     else:
-        method = _binary(op, dunder, reflected)
+        method = _binary(op, reflected)
     # named as the operator, in the code object too (the profiler labels frames by their code)
     method.__name__, method.__qualname__ = dunder, f"Operators.{dunder}"
     code = method.__code__.replace(co_name=dunder)
