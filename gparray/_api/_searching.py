@@ -9,9 +9,8 @@ needle.
 from __future__ import annotations
 
 from .._core import _dtypes as _dt
-from .._array import Array, _copy, _empty
+from .._array import Array, _copy, _empty, _scalar_array
 from .._array._indexing import nonzero as _nonzero
-from ._creation import full
 from .._core._device import same_device
 from .._engine import _elementwise as _ew
 from .._engine import _search, _shapes
@@ -65,8 +64,8 @@ def where(condition, x1, x2, /):
         dtype = _dt._as_dtype(wider)
         _dt._check_scalar_fits(dtype, x1, "where")
         _dt._check_scalar_fits(dtype, x2, "where")
-    x1 = x1 if a1 else full((), x1, dtype=dtype, device=dev)
-    x2 = x2 if a2 else full((), x2, dtype=dtype, device=dev)
+    x1 = x1 if a1 else _scalar_array(x1, dtype, dev, "where")
+    x2 = x2 if a2 else _scalar_array(x2, dtype, dev, "where")
     shape = broadcast_shapes(condition._shape, x1._shape, x2._shape, name="where")
     out = _empty(shape, dtype, dev)
     _ew.where(condition, x1, x2, out)
@@ -134,7 +133,7 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
         _dt._check_scalar_fits(ct, x2, name)
         if ct.kind == "c":
             raise TypeError(f"{name}: x2 must be real, got {x2!r}")
-        x2 = full((), x2, dtype=ct, device=x1._device)
+        x2 = _scalar_array(x2, ct, x1._device, name)
     else:
         raise TypeError(f"{name}: x2 must be an Array or a Python scalar, got {type(x2).__name__}")
     srt = None

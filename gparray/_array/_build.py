@@ -110,3 +110,12 @@ def _fill_scalar(fill_value, dtype, name):
     if dtype.kind == "f" and isinstance(fill_value, complex):
         raise TypeError(f"{name}: cannot fill a {dtype} array with a complex value")
     return fill_value
+
+
+def _scalar_array(value, dtype, dev: Device, name: str):
+    """A 0-d array of ``dtype`` on ``dev`` holding Python scalar ``value`` (checked as
+    ``_fill_scalar`` checks it, errors naming ``name``): a scalar operand made an array."""
+    v = _fill_scalar(value, dtype, name)
+    out = _empty((), dtype, dev)
+    _ew_engine.fill(out, v)
+    return out

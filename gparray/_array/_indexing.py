@@ -22,7 +22,7 @@ import numpy as np
 from .._core import _dtypes as _dt
 from . import _build
 from .._engine import _search, _transfer
-from ._build import _copy, _empty, _fill_scalar, _from_host, _to_host
+from ._build import _copy, _empty, _from_host, _scalar_array, _to_host
 from .._core._device import same_device
 from .._engine import _elementwise as _ew
 from .._engine import _index as _ix
@@ -281,9 +281,7 @@ def setitem(x, key, value):
 def _as_value(x, value):
     """``value`` as an Array of x's dtype (a 0-d array for a scalar), not overlapping x."""
     if not isinstance(value, _build.Array):
-        out = _empty((), x._dtype, x._device)
-        _ew.fill(out, _fill_scalar(value, x._dtype, "__setitem__"))
-        return out
+        return _scalar_array(value, x._dtype, x._device, "__setitem__")
     if value._dtype != x._dtype or _overlaps(x, value):
         return _copy(value, x._dtype)
     return value

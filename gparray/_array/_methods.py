@@ -133,21 +133,22 @@ class ArrayMethods:
         """``mean(x, axis=axis, keepdims=keepdims)``, of ``astype(x, dtype)`` when ``dtype`` is
         given (bool arrays: float64, as NumPy)."""
         _check_out(self, out, "mean")
-        return _into(out, namespace().mean(_numeric(self, dtype, "mean"), axis=axis, keepdims=keepdims), "mean")
+        r = namespace().mean(_numeric(self, dtype, "mean"), axis=axis, keepdims=keepdims)
+        return _into(out, r, "mean")
 
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
         """``std(x, axis=axis, correction=ddof, keepdims=keepdims)`` (``correction`` wins if given)."""
         _check_out(self, out, "std")
         c = ddof if correction is None else correction
-        return _into(out, namespace().std(_numeric(self, dtype, "std"), axis=axis, correction=c, keepdims=keepdims),
-                     "std")
+        r = namespace().std(_numeric(self, dtype, "std"), axis=axis, correction=c, keepdims=keepdims)
+        return _into(out, r, "std")
 
     def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, correction=None):
         """``var(x, axis=axis, correction=ddof, keepdims=keepdims)`` (``correction`` wins if given)."""
         _check_out(self, out, "var")
         c = ddof if correction is None else correction
-        return _into(out, namespace().var(_numeric(self, dtype, "var"), axis=axis, correction=c, keepdims=keepdims),
-                     "var")
+        r = namespace().var(_numeric(self, dtype, "var"), axis=axis, correction=c, keepdims=keepdims)
+        return _into(out, r, "var")
 
     def max(self, axis=None, out=None, keepdims=False):  # noqa: A003
         """``max(x, axis=axis, keepdims=keepdims)``."""

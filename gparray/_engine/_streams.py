@@ -15,7 +15,8 @@ retires its handle (``gparray/_memory/_retire.py``), since CUDA may give the han
 stream.
 
 This module sits in the engine layer (it imports only ``_core`` and ``_memory``), so the
-transfers and the Array layer can take a Stream as ``stream=``. CuPy is imported inside functions only: ``import gparray`` never touches the GPU.
+transfers and the Array layer can take a Stream as ``stream=``. CuPy is imported inside
+functions only: ``import gparray`` never touches the GPU.
 """
 from __future__ import annotations
 
